@@ -1,0 +1,121 @@
+// The host API: devices, streams, owning arrays, errors.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "tile/tensor.h"
+#include "tile/types.h"
+
+namespace tile {
+
+/// Every failure of the runtime: the message names the kernel (where there is one), the
+/// device and the cause.
+class error : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+enum class backend { cpu, cuda, hip };
+
+struct device {
+  tile::backend backend = tile::backend::cpu;
+  int index = 0;
+  /// "cpu", "cuda:0", ...
+  std::string name() const;
+  friend bool operator==(const device &, const device &) = default;
+};
+
+/// The device kernels launch on and arrays allocate on: TILE_DEVICE when set, else the
+/// first GPU, else the CPU.
+device current_device();
+void set_device(tile::backend b, int index = 0);
+void set_device(const device &d);
+
+/// A stream of the current device: wraps a cudaStream_t / hipStream_t (null: the default
+/// stream). On the CPU, work runs in order on the calling thread's stream.
+class stream {
+public:
+  stream() = default;
+  template <class P> explicit stream(P *native) : native_(static_cast<void *>(native)) {}
+  void *native() const { return native_; }
+
+private:
+  void *native_ = nullptr;
+};
+
+/// Waits for all work launched on the current device.
+void synchronize();
+
+namespace rt {
+void *allocate(const device &d, std::size_t bytes);
+void deallocate(const device &d, void *p) noexcept;
+/// Copies between host memory and memory of `d`.
+void copy_to_device(const device &d, void *dst, const void *src, std::size_t bytes);
+void copy_to_host(const device &d, void *dst, const void *src, std::size_t bytes);
+} // namespace rt
+
+/// An owning allocation on the device that was current when it was made.
+template <class T, int Rank> class array {
+public:
+  explicit array(std::array<std::int64_t, Rank> sizes) : device_(current_device()), sizes_(sizes) {
+    for (auto s : sizes_)
+      if (s < 0)
+        throw error("tile::array: negative size");
+    data_ = static_cast<T *>(rt::allocate(device_, bytes()));
+  }
+  array(const array &) = delete;
+  array &operator=(const array &) = delete;
+  array(array &&o) noexcept : device_(o.device_), data_(o.data_), sizes_(o.sizes_) { o.data_ = nullptr; }
+  array &operator=(array &&o) noexcept {
+    std::swap(device_, o.device_);
+    std::swap(data_, o.data_);
+    std::swap(sizes_, o.sizes_);
+    return *this;
+  }
+  ~array() {
+    if (data_)
+      rt::deallocate(device_, data_);
+  }
+
+  T *data() const { return data_; }
+  int size(int d) const { return int(sizes_[d]); }
+  const std::array<std::int64_t, Rank> &sizes() const { return sizes_; }
+  std::int64_t numel() const {
+    std::int64_t n = 1;
+    for (auto s : sizes_)
+      n *= s;
+    return n;
+  }
+  const tile::device &device() const { return device_; }
+
+  /// Copies numel() elements from host memory.
+  void copy_from(std::span<const T> host) {
+    if (std::int64_t(host.size()) != numel())
+      throw error("tile::array::copy_from: " + std::to_string(host.size()) +
+                  " elements given, the array holds " + std::to_string(numel()));
+    rt::copy_to_device(device_, data_, host.data(), bytes());
+  }
+  /// Waits for work on the array's device, then copies it to the host.
+  std::vector<T> to_vector() const {
+    std::vector<T> v(static_cast<std::size_t>(numel()));
+    rt::copy_to_host(device_, v.data(), data_, bytes());
+    return v;
+  }
+
+  operator tensor<T, Rank>() const { return tensor<T, Rank>(data_, sizes_); }
+  operator tensor<const T, Rank>() const { return tensor<const T, Rank>(data_, sizes_); }
+
+private:
+  std::size_t bytes() const { return std::size_t(numel()) * sizeof(T); }
+  tile::device device_;
+  T *data_ = nullptr;
+  std::array<std::int64_t, Rank> sizes_;
+};
+
+} // namespace tile

@@ -1,0 +1,420 @@
+// The tile IR: immutable expression and statement nodes, buffers, regions and kernels.
+//
+// Nodes are created through the `make` functions below (which fold constants) and shared
+// through `Expr` / `Stmt` handles. Variables and buffers have identity: two Var nodes with
+// the same name are different variables. The node kinds are listed once, in
+// TILE_IR_EXPR_NODES / TILE_IR_STMT_NODES; the visitor, mutator, printer and equality are
+// generated from those lists.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/Type.h"
+
+namespace tile::ir {
+
+#define TILE_IR_EXPR_NODES(X)                                                                      \
+  X(IntImm)                                                                                        \
+  X(FloatImm)                                                                                      \
+  X(StringImm)                                                                                     \
+  X(Var)                                                                                           \
+  X(Cast)                                                                                          \
+  X(Binary)                                                                                        \
+  X(Unary)                                                                                         \
+  X(Select)                                                                                        \
+  X(Call)                                                                                          \
+  X(Load)                                                                                          \
+  X(TensorDim)
+
+#define TILE_IR_STMT_NODES(X)                                                                      \
+  X(Seq)                                                                                           \
+  X(Declare)                                                                                       \
+  X(Assign)                                                                                        \
+  X(Store)                                                                                         \
+  X(For)                                                                                           \
+  X(If)                                                                                            \
+  X(DeclBuffer)                                                                                    \
+  X(Copy)                                                                                          \
+  X(Gemm)                                                                                          \
+  X(Fill)                                                                                          \
+  X(Reduce)                                                                                        \
+  X(Cumsum)                                                                                        \
+  X(Atomic)                                                                                        \
+  X(Print)                                                                                         \
+  X(Assert)                                                                                        \
+  X(AnnotateLayout)
+
+enum class ExprKind {
+#define X(N) N,
+  TILE_IR_EXPR_NODES(X)
+#undef X
+};
+enum class StmtKind {
+#define X(N) N,
+  TILE_IR_STMT_NODES(X)
+#undef X
+};
+
+struct ExprNode {
+  ExprKind kind;
+  ScalarType type;
+  ExprNode(ExprKind k, ScalarType t) : kind(k), type(t) {}
+  virtual ~ExprNode() = default;
+  template <class T> const T *as() const { return kind == T::static_kind ? static_cast<const T *>(this) : nullptr; }
+};
+struct StmtNode {
+  StmtKind kind;
+  explicit StmtNode(StmtKind k) : kind(k) {}
+  virtual ~StmtNode() = default;
+  template <class T> const T *as() const { return kind == T::static_kind ? static_cast<const T *>(this) : nullptr; }
+};
+using Expr = std::shared_ptr<const ExprNode>;
+using Stmt = std::shared_ptr<const StmtNode>;
+
+// ---------------------------------------------------------------------------------------
+// Buffers and regions
+// ---------------------------------------------------------------------------------------
+
+/// Where a buffer lives. Global buffers are the kernel's tensor parameters.
+enum class Scope { Global, Shared, Fragment, Local };
+const char *name(Scope s);
+
+struct VarNode;
+using Var = std::shared_ptr<const VarNode>;
+
+struct BufferNode {
+  std::string name;
+  Scope scope;
+  ScalarType dtype;
+  /// Global: TensorDim expressions of itself; others: IntImm extents.
+  std::vector<Expr> shape;
+  /// Global: TensorDim strides; others: empty (dense row-major).
+  std::vector<Expr> strides;
+  bool read_only = false;
+  int rank() const { return int(shape.size()); }
+  /// Static extent of dimension d (non-global buffers).
+  std::int64_t extent(int d) const;
+  std::int64_t num_elements() const;
+};
+using Buffer = std::shared_ptr<const BufferNode>;
+
+/// The global tensor of kernel parameter `param_index`: its shape and strides are its
+/// run-time sizes and strides.
+Buffer make_tensor_buffer(const std::string &name, int param_index, ScalarType dtype, int rank,
+                          bool read_only);
+/// A shared / fragment / local buffer of static shape.
+Buffer make_buffer(const std::string &name, Scope scope, ScalarType dtype,
+                   const std::vector<std::int64_t> &shape);
+
+/// A box of a buffer: `begin[d] .. begin[d] + extent[d]` in every dimension. The tile it
+/// names has the dimensions listed in `tile_dims` (in order); the others have extent 1.
+struct Region {
+  Buffer buffer;
+  std::vector<Expr> begin;
+  std::vector<std::int64_t> extent;
+  std::vector<int> tile_dims;
+  /// The tile's shape: extent[tile_dims[i]].
+  std::vector<std::int64_t> tile_shape() const;
+  std::int64_t num_elements() const;
+  /// The buffer index of the tile element `tile_index` (one index per tile dimension).
+  std::vector<Expr> index_of(const std::vector<Expr> &tile_index) const;
+};
+/// The whole of a non-global buffer.
+Region full_region(const Buffer &b);
+
+// ---------------------------------------------------------------------------------------
+// Expressions
+// ---------------------------------------------------------------------------------------
+
+struct IntImmNode : ExprNode {
+  static constexpr ExprKind static_kind = ExprKind::IntImm;
+  std::int64_t value;
+  IntImmNode(ScalarType t, std::int64_t v) : ExprNode(static_kind, t), value(v) {}
+};
+struct FloatImmNode : ExprNode {
+  static constexpr ExprKind static_kind = ExprKind::FloatImm;
+  double value;
+  FloatImmNode(ScalarType t, double v) : ExprNode(static_kind, t), value(v) {}
+};
+struct StringImmNode : ExprNode {
+  static constexpr ExprKind static_kind = ExprKind::StringImm;
+  std::string value;
+  explicit StringImmNode(std::string v) : ExprNode(static_kind, ScalarType::Void), value(std::move(v)) {}
+};
+struct VarNode : ExprNode {
+  static constexpr ExprKind static_kind = ExprKind::Var;
+  std::string name;
+  VarNode(ScalarType t, std::string n) : ExprNode(static_kind, t), name(std::move(n)) {}
+};
+struct CastNode : ExprNode {
+  static constexpr ExprKind static_kind = ExprKind::Cast;
+  Expr value;
+  CastNode(ScalarType t, Expr v) : ExprNode(static_kind, t), value(std::move(v)) {}
+};
+
+enum class BinaryOp { Add, Sub, Mul, Div, Mod, Min, Max, EQ, NE, LT, LE, GT, GE, And, Or, BitAnd, BitOr, BitXor, Shl, Shr };
+const char *name(BinaryOp op);
+bool is_comparison(BinaryOp op);
+
+struct BinaryNode : ExprNode {
+  static constexpr ExprKind static_kind = ExprKind::Binary;
+  BinaryOp op;
+  Expr a, b;
+  BinaryNode(ScalarType t, BinaryOp o, Expr x, Expr y)
+      : ExprNode(static_kind, t), op(o), a(std::move(x)), b(std::move(y)) {}
+};
+
+enum class UnaryOp { Neg, Not, BitNot };
+const char *name(UnaryOp op);
+
+struct UnaryNode : ExprNode {
+  static constexpr ExprKind static_kind = ExprKind::Unary;
+  UnaryOp op;
+  Expr a;
+  UnaryNode(ScalarType t, UnaryOp o, Expr x) : ExprNode(static_kind, t), op(o), a(std::move(x)) {}
+};
+struct SelectNode : ExprNode {
+  static constexpr ExprKind static_kind = ExprKind::Select;
+  Expr cond, t, f;
+  SelectNode(ScalarType ty, Expr c, Expr x, Expr y)
+      : ExprNode(static_kind, ty), cond(std::move(c)), t(std::move(x)), f(std::move(y)) {}
+};
+
+/// Math intrinsics; arguments and result have the call's type (a float type).
+enum class Intrinsic { Abs, Exp, Exp2, Log, Log2, Sqrt, Rsqrt, Tanh, Sigmoid, Fma };
+const char *name(Intrinsic f);
+
+struct CallNode : ExprNode {
+  static constexpr ExprKind static_kind = ExprKind::Call;
+  Intrinsic fn;
+  std::vector<Expr> args;
+  CallNode(ScalarType t, Intrinsic f, std::vector<Expr> a) : ExprNode(static_kind, t), fn(f), args(std::move(a)) {}
+};
+struct LoadNode : ExprNode {
+  static constexpr ExprKind static_kind = ExprKind::Load;
+  Buffer buffer;
+  std::vector<Expr> indices;
+  LoadNode(Buffer b, std::vector<Expr> i) : ExprNode(static_kind, b->dtype), buffer(std::move(b)), indices(std::move(i)) {}
+};
+/// The run-time size (or stride) of dimension `dim` of a global tensor; i64.
+struct TensorDimNode : ExprNode {
+  static constexpr ExprKind static_kind = ExprKind::TensorDim;
+  /// Held weakly in spirit: a tensor buffer's own shape refers to it by name and index.
+  std::string tensor;
+  int param_index;
+  int dim;
+  bool stride;
+  TensorDimNode(std::string t, int p, int d, bool s)
+      : ExprNode(static_kind, ScalarType::I64), tensor(std::move(t)), param_index(p), dim(d), stride(s) {}
+};
+
+// Constructors. They fold constants and trivial identities (x + 0, x * 1, ...), and insert
+// the casts C++'s usual arithmetic conversions would insert.
+Expr int_imm(std::int64_t v, ScalarType t = ScalarType::I32);
+Expr float_imm(double v, ScalarType t = ScalarType::F32);
+Expr bool_imm(bool v);
+Expr string_imm(std::string v);
+Var make_var(const std::string &name, ScalarType t);
+Expr cast(ScalarType t, Expr v);
+Expr binary(BinaryOp op, Expr a, Expr b);
+Expr unary(UnaryOp op, Expr a);
+Expr select(Expr c, Expr t, Expr f);
+Expr call(Intrinsic f, std::vector<Expr> args);
+Expr load(Buffer b, std::vector<Expr> indices);
+Expr tensor_dim(int param_index, const std::string &tensor, int dim, bool stride);
+inline Expr add(Expr a, Expr b) { return binary(BinaryOp::Add, std::move(a), std::move(b)); }
+inline Expr sub(Expr a, Expr b) { return binary(BinaryOp::Sub, std::move(a), std::move(b)); }
+inline Expr mul(Expr a, Expr b) { return binary(BinaryOp::Mul, std::move(a), std::move(b)); }
+inline Expr div(Expr a, Expr b) { return binary(BinaryOp::Div, std::move(a), std::move(b)); }
+inline Expr lt(Expr a, Expr b) { return binary(BinaryOp::LT, std::move(a), std::move(b)); }
+inline Expr logical_and(Expr a, Expr b) { return binary(BinaryOp::And, std::move(a), std::move(b)); }
+
+/// The value of `e` when it is an integer constant.
+std::optional<std::int64_t> as_const_int(const Expr &e);
+bool is_const_int(const Expr &e, std::int64_t v);
+
+// ---------------------------------------------------------------------------------------
+// Statements
+// ---------------------------------------------------------------------------------------
+
+struct SeqNode : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::Seq;
+  std::vector<Stmt> stmts;
+  explicit SeqNode(std::vector<Stmt> s) : StmtNode(static_kind), stmts(std::move(s)) {}
+};
+/// Declares a mutable scalar; `init` may be null.
+struct DeclareNode : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::Declare;
+  Var var;
+  Expr init;
+  DeclareNode(Var v, Expr i) : StmtNode(static_kind), var(std::move(v)), init(std::move(i)) {}
+};
+struct AssignNode : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::Assign;
+  Var var;
+  Expr value;
+  AssignNode(Var v, Expr e) : StmtNode(static_kind), var(std::move(v)), value(std::move(e)) {}
+};
+struct StoreNode : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::Store;
+  Buffer buffer;
+  std::vector<Expr> indices;
+  Expr value;
+  StoreNode(Buffer b, std::vector<Expr> i, Expr v)
+      : StmtNode(static_kind), buffer(std::move(b)), indices(std::move(i)), value(std::move(v)) {}
+};
+
+enum class ForKind { Serial, Parallel, Pipelined, Unrolled };
+const char *name(ForKind k);
+
+/// `for var in begin, begin + step, ... (extent iterations)`.
+struct ForNode : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::For;
+  Var var;
+  Expr begin, extent, step;
+  ForKind for_kind;
+  int stages; // pipelined loops
+  Stmt body;
+  ForNode(Var v, Expr b, Expr e, Expr s, ForKind k, int st, Stmt bd)
+      : StmtNode(static_kind), var(std::move(v)), begin(std::move(b)), extent(std::move(e)),
+        step(std::move(s)), for_kind(k), stages(st), body(std::move(bd)) {}
+};
+struct IfNode : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::If;
+  Expr cond;
+  Stmt then_case, else_case; // else_case may be null
+  IfNode(Expr c, Stmt t, Stmt e) : StmtNode(static_kind), cond(std::move(c)), then_case(std::move(t)), else_case(std::move(e)) {}
+};
+/// Allocates a shared / fragment / local buffer from this point to the end of its block.
+struct DeclBufferNode : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::DeclBuffer;
+  Buffer buffer;
+  explicit DeclBufferNode(Buffer b) : StmtNode(static_kind), buffer(std::move(b)) {}
+};
+/// Element-wise copy with conversion; src and dst tiles have the same shape.
+struct CopyNode : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::Copy;
+  Region src, dst;
+  CopyNode(Region s, Region d) : StmtNode(static_kind), src(std::move(s)), dst(std::move(d)) {}
+};
+
+enum class WarpPolicy { Square, FullRow, FullCol };
+const char *name(WarpPolicy p);
+
+/// c += op(a) * op(b), with c of shape [M, N], op(a) [M, K], op(b) [K, N].
+struct GemmNode : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::Gemm;
+  Region a, b, c;
+  bool transpose_a, transpose_b, clear_accum;
+  WarpPolicy policy;
+  GemmNode(Region x, Region y, Region z, bool ta, bool tb, bool cl, WarpPolicy p)
+      : StmtNode(static_kind), a(std::move(x)), b(std::move(y)), c(std::move(z)), transpose_a(ta),
+        transpose_b(tb), clear_accum(cl), policy(p) {}
+};
+struct FillNode : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::Fill;
+  Region dst;
+  Expr value;
+  FillNode(Region d, Expr v) : StmtNode(static_kind), dst(std::move(d)), value(std::move(v)) {}
+};
+
+enum class ReduceKind { Sum, Max, Min, AbsMax, AbsSum };
+const char *name(ReduceKind k);
+
+/// dst = reduce(src, dim) (combined with dst's values when !clear); dst has src's shape
+/// without `dim`.
+struct ReduceNode : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::Reduce;
+  ReduceKind reduce_kind;
+  Buffer src, dst;
+  int dim;
+  bool clear;
+  ReduceNode(ReduceKind k, Buffer s, Buffer d, int dm, bool c)
+      : StmtNode(static_kind), reduce_kind(k), src(std::move(s)), dst(std::move(d)), dim(dm), clear(c) {}
+};
+/// Inclusive prefix sum of src along dim into dst (same shape).
+struct CumsumNode : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::Cumsum;
+  Buffer src, dst;
+  int dim;
+  bool reverse;
+  CumsumNode(Buffer s, Buffer d, int dm, bool r)
+      : StmtNode(static_kind), src(std::move(s)), dst(std::move(d)), dim(dm), reverse(r) {}
+};
+
+enum class AtomicKind { Add, Max, Min };
+const char *name(AtomicKind k);
+
+/// Atomically combines into a tensor region: with `value` (dst one element), that value;
+/// otherwise element-wise from `src` (same tile shape as dst).
+struct AtomicNode : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::Atomic;
+  AtomicKind atomic_kind;
+  Region dst;
+  Expr value;
+  std::optional<Region> src;
+  AtomicNode(AtomicKind k, Region d, Expr v, std::optional<Region> s)
+      : StmtNode(static_kind), atomic_kind(k), dst(std::move(d)), value(std::move(v)), src(std::move(s)) {}
+};
+struct PrintNode : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::Print;
+  std::vector<Expr> args; // StringImm for literal text
+  explicit PrintNode(std::vector<Expr> a) : StmtNode(static_kind), args(std::move(a)) {}
+};
+struct AssertNode : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::Assert;
+  Expr cond;
+  std::string message;
+  AssertNode(Expr c, std::string m) : StmtNode(static_kind), cond(std::move(c)), message(std::move(m)) {}
+};
+
+enum class LayoutKind { RowMajor, ColMajor, Swizzled };
+const char *name(LayoutKind k);
+
+/// A user's layout request for a buffer (tile::annotate_layout); read by layout inference.
+struct AnnotateLayoutNode : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::AnnotateLayout;
+  Buffer buffer;
+  LayoutKind layout;
+  int swizzle_bytes;
+  AnnotateLayoutNode(Buffer b, LayoutKind l, int s)
+      : StmtNode(static_kind), buffer(std::move(b)), layout(l), swizzle_bytes(s) {}
+};
+
+Stmt seq(std::vector<Stmt> stmts); // flattens nested Seqs; one statement stays itself
+Stmt declare(Var v, Expr init);
+Stmt assign(Var v, Expr value);
+Stmt store(Buffer b, std::vector<Expr> indices, Expr value);
+Stmt for_loop(Var v, Expr begin, Expr extent, ForKind k, Stmt body, Expr step = nullptr, int stages = 0);
+Stmt if_then_else(Expr c, Stmt t, Stmt e = nullptr);
+Stmt decl_buffer(Buffer b);
+
+// ---------------------------------------------------------------------------------------
+// Kernels
+// ---------------------------------------------------------------------------------------
+
+struct Param {
+  std::string name;
+  /// Exactly one is set.
+  Buffer tensor;
+  Var scalar;
+};
+
+struct Kernel {
+  std::string key;          // mangled name: the runtime's key
+  std::string display_name; // as the user wrote it, with template arguments
+  std::string location;     // file:line of the definition, for messages
+  std::vector<Param> params;
+  int grid_rank = 1;
+  Expr grid[3];      // extents (i32); unused dimensions are 1
+  Var block_index[3]; // bx, by, bz
+  int threads = 128;
+  int swizzle_panel = 0; // tile::use_swizzle; 0 = none
+  Stmt body;
+};
+
+} // namespace tile::ir

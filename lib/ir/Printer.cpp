@@ -1,0 +1,447 @@
+#include "ir/Printer.h"
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <sstream>
+
+namespace tile::ir {
+
+namespace {
+
+int precedence(BinaryOp op) {
+  switch (op) {
+  case BinaryOp::Mul:
+  case BinaryOp::Div:
+  case BinaryOp::Mod:
+    return 10;
+  case BinaryOp::Add:
+  case BinaryOp::Sub:
+    return 9;
+  case BinaryOp::Shl:
+  case BinaryOp::Shr:
+    return 8;
+  case BinaryOp::LT:
+  case BinaryOp::LE:
+  case BinaryOp::GT:
+  case BinaryOp::GE:
+    return 7;
+  case BinaryOp::EQ:
+  case BinaryOp::NE:
+    return 6;
+  case BinaryOp::BitAnd:
+    return 5;
+  case BinaryOp::BitXor:
+    return 4;
+  case BinaryOp::BitOr:
+    return 3;
+  case BinaryOp::And:
+    return 2;
+  case BinaryOp::Or:
+    return 1;
+  case BinaryOp::Min:
+  case BinaryOp::Max:
+    return 100; // printed as calls
+  }
+  return 0;
+}
+
+std::string format_float(double v, ScalarType t) {
+  if (std::isinf(v))
+    return std::string(v > 0 ? "" : "-") + "inf:" + name(t);
+  if (std::isnan(v))
+    return std::string("nan:") + name(t);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, t == ScalarType::F64 ? "%.17g" : "%.9g", v);
+  std::string s = buf;
+  if (s.find_first_of(".e") == std::string::npos)
+    s += ".0";
+  if (t == ScalarType::F32)
+    return s + "f";
+  if (t == ScalarType::F64)
+    return s;
+  return std::string(name(t)) + "(" + s + ")";
+}
+
+std::string quote(const std::string &s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\')
+      out += '\\', out += c;
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
+  }
+  return out + "\"";
+}
+
+class Printer {
+public:
+  std::ostringstream os;
+  int indent = 0;
+
+  std::string var_name(const VarNode *v) { return unique(v, v->name); }
+  std::string buffer_name(const BufferNode *b) { return unique(b, b->name); }
+
+  void expr(const Expr &e, int parent_prec = 0) {
+    switch (e->kind) {
+    case ExprKind::IntImm: {
+      auto n = e->as<IntImmNode>();
+      if (n->type == ScalarType::Bool)
+        os << (n->value ? "true" : "false");
+      else if (n->type == ScalarType::I32)
+        os << n->value;
+      else if (is_signed(n->type))
+        os << name(n->type) << "(" << n->value << ")";
+      else
+        os << name(n->type) << "(" << std::uint64_t(n->value) << ")";
+      return;
+    }
+    case ExprKind::FloatImm: {
+      auto n = e->as<FloatImmNode>();
+      os << format_float(n->value, n->type);
+      return;
+    }
+    case ExprKind::StringImm:
+      os << quote(e->as<StringImmNode>()->value);
+      return;
+    case ExprKind::Var:
+      os << var_name(e->as<VarNode>());
+      return;
+    case ExprKind::Cast: {
+      auto n = e->as<CastNode>();
+      os << name(n->type) << "(";
+      expr(n->value);
+      os << ")";
+      return;
+    }
+    case ExprKind::Binary: {
+      auto n = e->as<BinaryNode>();
+      if (n->op == BinaryOp::Min || n->op == BinaryOp::Max) {
+        os << name(n->op) << "(";
+        expr(n->a);
+        os << ", ";
+        expr(n->b);
+        os << ")";
+        return;
+      }
+      int p = precedence(n->op);
+      bool parens = p <= parent_prec;
+      if (parens)
+        os << "(";
+      expr(n->a, p - 1); // left-associative: an equal-precedence left child needs no parens
+      os << " " << name(n->op) << " ";
+      expr(n->b, p);
+      if (parens)
+        os << ")";
+      return;
+    }
+    case ExprKind::Unary: {
+      auto n = e->as<UnaryNode>();
+      os << name(n->op);
+      expr(n->a, 50);
+      return;
+    }
+    case ExprKind::Select: {
+      auto n = e->as<SelectNode>();
+      os << "select(";
+      expr(n->cond);
+      os << ", ";
+      expr(n->t);
+      os << ", ";
+      expr(n->f);
+      os << ")";
+      return;
+    }
+    case ExprKind::Call: {
+      auto n = e->as<CallNode>();
+      os << name(n->fn) << "(";
+      list(n->args);
+      os << ")";
+      return;
+    }
+    case ExprKind::Load: {
+      auto n = e->as<LoadNode>();
+      os << buffer_name(n->buffer.get()) << "[";
+      list(n->indices);
+      os << "]";
+      return;
+    }
+    case ExprKind::TensorDim: {
+      auto n = e->as<TensorDimNode>();
+      os << n->tensor << (n->stride ? ".stride(" : ".size(") << n->dim << ")";
+      return;
+    }
+    }
+  }
+
+  void list(const std::vector<Expr> &v) {
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (i)
+        os << ", ";
+      expr(v[i]);
+    }
+  }
+
+  void region(const Region &r) {
+    const BufferNode *b = r.buffer.get();
+    bool whole = b->scope != Scope::Global && int(r.tile_dims.size()) == b->rank();
+    for (int d = 0; whole && d < b->rank(); ++d)
+      whole = is_const_int(r.begin[d], 0) && r.extent[d] == b->extent(d);
+    os << buffer_name(b);
+    if (whole)
+      return;
+    os << "[";
+    for (int d = 0; d < int(r.begin.size()); ++d) {
+      if (d)
+        os << ", ";
+      expr(r.begin[d]);
+      bool tile_dim = false;
+      for (int t : r.tile_dims)
+        tile_dim |= t == d;
+      if (tile_dim)
+        os << " +: " << r.extent[d];
+    }
+    os << "]";
+  }
+
+  void line() {
+    for (int i = 0; i < indent; ++i)
+      os << "  ";
+  }
+
+  void block(const Stmt &s) {
+    os << " {\n";
+    ++indent;
+    stmt(s);
+    --indent;
+    line();
+    os << "}";
+  }
+
+  void stmt(const Stmt &s) {
+    if (!s)
+      return;
+    if (auto n = s->as<SeqNode>()) {
+      for (auto &c : n->stmts)
+        stmt(c);
+      return;
+    }
+    line();
+    switch (s->kind) {
+    case StmtKind::Seq:
+      break;
+    case StmtKind::Declare: {
+      auto n = s->as<DeclareNode>();
+      os << "var " << var_name(n->var.get()) << ": " << name(n->var->type);
+      if (n->init) {
+        os << " = ";
+        expr(n->init);
+      }
+      break;
+    }
+    case StmtKind::Assign: {
+      auto n = s->as<AssignNode>();
+      os << var_name(n->var.get()) << " = ";
+      expr(n->value);
+      break;
+    }
+    case StmtKind::Store: {
+      auto n = s->as<StoreNode>();
+      os << buffer_name(n->buffer.get()) << "[";
+      list(n->indices);
+      os << "] = ";
+      expr(n->value);
+      break;
+    }
+    case StmtKind::For: {
+      auto n = s->as<ForNode>();
+      os << "for " << var_name(n->var.get()) << " in " << name(n->for_kind) << "(";
+      expr(n->begin);
+      os << ", ";
+      expr(n->extent);
+      if (!is_const_int(n->step, 1)) {
+        os << ", step=";
+        expr(n->step);
+      }
+      if (n->for_kind == ForKind::Pipelined)
+        os << ", stages=" << n->stages;
+      os << ")";
+      block(n->body);
+      break;
+    }
+    case StmtKind::If: {
+      auto n = s->as<IfNode>();
+      os << "if (";
+      expr(n->cond);
+      os << ")";
+      block(n->then_case);
+      if (n->else_case) {
+        os << " else";
+        block(n->else_case);
+      }
+      break;
+    }
+    case StmtKind::DeclBuffer: {
+      auto n = s->as<DeclBufferNode>();
+      os << name(n->buffer->scope) << " " << buffer_name(n->buffer.get()) << ": " << name(n->buffer->dtype) << "[";
+      list(n->buffer->shape);
+      os << "]";
+      break;
+    }
+    case StmtKind::Copy: {
+      auto n = s->as<CopyNode>();
+      os << "copy(";
+      region(n->src);
+      os << ", ";
+      region(n->dst);
+      os << ")";
+      break;
+    }
+    case StmtKind::Gemm: {
+      auto n = s->as<GemmNode>();
+      os << "gemm(";
+      region(n->a);
+      os << ", ";
+      region(n->b);
+      os << ", ";
+      region(n->c);
+      if (n->transpose_a)
+        os << ", transpose_a";
+      if (n->transpose_b)
+        os << ", transpose_b";
+      if (n->clear_accum)
+        os << ", clear_accum";
+      if (n->policy != WarpPolicy::Square)
+        os << ", policy=" << name(n->policy);
+      os << ")";
+      break;
+    }
+    case StmtKind::Fill: {
+      auto n = s->as<FillNode>();
+      os << "fill(";
+      region(n->dst);
+      os << ", ";
+      expr(n->value);
+      os << ")";
+      break;
+    }
+    case StmtKind::Reduce: {
+      auto n = s->as<ReduceNode>();
+      os << "reduce_" << name(n->reduce_kind) << "(" << buffer_name(n->src.get()) << ", "
+         << buffer_name(n->dst.get()) << ", dim=" << n->dim << (n->clear ? "" : ", accumulate") << ")";
+      break;
+    }
+    case StmtKind::Cumsum: {
+      auto n = s->as<CumsumNode>();
+      os << "cumsum(" << buffer_name(n->src.get()) << ", " << buffer_name(n->dst.get()) << ", dim=" << n->dim
+         << (n->reverse ? ", reverse" : "") << ")";
+      break;
+    }
+    case StmtKind::Atomic: {
+      auto n = s->as<AtomicNode>();
+      os << "atomic_" << name(n->atomic_kind) << "(";
+      region(n->dst);
+      os << ", ";
+      if (n->src)
+        region(*n->src);
+      else
+        expr(n->value);
+      os << ")";
+      break;
+    }
+    case StmtKind::Print: {
+      auto n = s->as<PrintNode>();
+      os << "print(";
+      list(n->args);
+      os << ")";
+      break;
+    }
+    case StmtKind::Assert: {
+      auto n = s->as<AssertNode>();
+      os << "assert(";
+      expr(n->cond);
+      os << ", " << quote(n->message) << ")";
+      break;
+    }
+    case StmtKind::AnnotateLayout: {
+      auto n = s->as<AnnotateLayoutNode>();
+      os << "annotate_layout(" << buffer_name(n->buffer.get()) << ", " << name(n->layout);
+      if (n->layout == LayoutKind::Swizzled)
+        os << "(" << n->swizzle_bytes << ")";
+      os << ")";
+      break;
+    }
+    }
+    os << "\n";
+  }
+
+  void kernel(const Kernel &k) {
+    os << "kernel " << k.display_name << "(";
+    for (size_t i = 0; i < k.params.size(); ++i) {
+      if (i)
+        os << ", ";
+      auto &p = k.params[i];
+      if (p.tensor) {
+        os << buffer_name(p.tensor.get()) << ": tensor<" << (p.tensor->read_only ? "const " : "")
+           << name(p.tensor->dtype) << ", " << p.tensor->rank() << ">";
+      } else {
+        os << var_name(p.scalar.get()) << ": " << name(p.scalar->type);
+      }
+    }
+    os << ")\n    grid(";
+    for (int d = 0; d < k.grid_rank; ++d) {
+      if (d)
+        os << ", ";
+      os << var_name(k.block_index[d].get()) << " < ";
+      expr(k.grid[d]);
+    }
+    os << ") threads(" << k.threads << ")";
+    if (k.swizzle_panel)
+      os << " swizzle(" << k.swizzle_panel << ")";
+    os << " {\n";
+    indent = 1;
+    stmt(k.body);
+    indent = 0;
+    os << "}\n";
+  }
+
+private:
+  std::map<const void *, std::string> names_;
+  std::map<std::string, int> used_;
+  std::string unique(const void *key, const std::string &base) {
+    auto it = names_.find(key);
+    if (it != names_.end())
+      return it->second;
+    int n = used_[base]++;
+    std::string s = n ? base + "." + std::to_string(n) : base;
+    names_[key] = s;
+    return s;
+  }
+};
+
+} // namespace
+
+std::string to_string(const Expr &e) {
+  Printer p;
+  p.expr(e);
+  return p.os.str();
+}
+std::string to_string(const Stmt &s) {
+  Printer p;
+  p.stmt(s);
+  return p.os.str();
+}
+std::string to_string(const Region &r) {
+  Printer p;
+  p.region(r);
+  return p.os.str();
+}
+std::string to_string(const Kernel &k) {
+  Printer p;
+  p.kernel(k);
+  return p.os.str();
+}
+
+} // namespace tile::ir

@@ -1,0 +1,212 @@
+#include "ir/Verifier.h"
+
+#include <set>
+
+#include "ir/Printer.h"
+#include "ir/Visitor.h"
+
+namespace tile::ir {
+
+namespace {
+
+class Verifier : public IRVisitor {
+public:
+  std::vector<std::string> problems;
+  std::vector<std::set<const VarNode *>> vars{1};
+  std::vector<std::set<const BufferNode *>> buffers{1};
+
+  bool var_in_scope(const VarNode *v) const {
+    for (auto &s : vars)
+      if (s.count(v))
+        return true;
+    return false;
+  }
+  bool buffer_in_scope(const BufferNode *b) const {
+    for (auto &s : buffers)
+      if (s.count(b))
+        return true;
+    return false;
+  }
+  void fail(const std::string &s) { problems.push_back(s); }
+
+  void check_buffer(const Buffer &b, const char *where) {
+    if (!buffer_in_scope(b.get()))
+      fail(std::string(where) + " of buffer '" + b->name + "' outside its scope");
+  }
+  void check_indices(const Buffer &b, const std::vector<Expr> &idx, const char *where) {
+    check_buffer(b, where);
+    if (int(idx.size()) != b->rank())
+      fail(std::string(where) + " of '" + b->name + "' with " + std::to_string(idx.size()) +
+           " indices, the buffer has rank " + std::to_string(b->rank()));
+    for (auto &i : idx)
+      if (!is_integer(i->type))
+        fail(std::string(where) + " of '" + b->name + "' with a non-integer index " + to_string(i));
+  }
+  void check_region(const Region &r, const char *op) {
+    check_buffer(r.buffer, op);
+    if (int(r.begin.size()) != r.buffer->rank() || r.extent.size() != r.begin.size())
+      fail(std::string(op) + ": region of '" + r.buffer->name + "' does not match its rank");
+    for (size_t i = 0; i < r.tile_dims.size(); ++i)
+      if (r.tile_dims[i] < 0 || r.tile_dims[i] >= r.buffer->rank() || (i && r.tile_dims[i] <= r.tile_dims[i - 1]))
+        fail(std::string(op) + ": bad tile dimensions of region of '" + r.buffer->name + "'");
+    for (size_t d = 0; d < r.extent.size(); ++d) {
+      bool tile_dim = false;
+      for (int t : r.tile_dims)
+        tile_dim |= t == int(d);
+      if (!tile_dim && r.extent[d] != 1)
+        fail(std::string(op) + ": fixed dimension " + std::to_string(d) + " of '" + r.buffer->name +
+             "' has extent " + std::to_string(r.extent[d]));
+    }
+    IRVisitor::visit(r);
+  }
+  void check_local_buffer(const Buffer &b, const char *op) {
+    check_buffer(b, op);
+    if (b->scope == Scope::Global)
+      fail(std::string(op) + " needs a shared, fragment or local buffer, not tensor '" + b->name + "'");
+  }
+
+  void visit_Var(const VarNode *n) override {
+    if (!var_in_scope(n))
+      fail("use of variable '" + n->name + "' outside its scope");
+  }
+  void visit_Load(const LoadNode *n) override {
+    check_indices(n->buffer, n->indices, "load");
+    IRVisitor::visit_Load(n);
+  }
+  void visit_Seq(const SeqNode *n) override {
+    vars.emplace_back();
+    buffers.emplace_back();
+    IRVisitor::visit_Seq(n);
+    vars.pop_back();
+    buffers.pop_back();
+  }
+  void visit_Declare(const DeclareNode *n) override {
+    IRVisitor::visit_Declare(n);
+    vars.back().insert(n->var.get());
+  }
+  void visit_Assign(const AssignNode *n) override {
+    if (!var_in_scope(n->var.get()))
+      fail("assignment to undeclared variable '" + n->var->name + "'");
+    IRVisitor::visit_Assign(n);
+  }
+  void visit_Store(const StoreNode *n) override {
+    check_indices(n->buffer, n->indices, "store");
+    if (n->buffer->read_only)
+      fail("store to read-only tensor '" + n->buffer->name + "'");
+    IRVisitor::visit_Store(n);
+  }
+  void visit_For(const ForNode *n) override {
+    visit(n->begin);
+    visit(n->extent);
+    visit(n->step);
+    if (!is_integer(n->var->type))
+      fail("loop variable '" + n->var->name + "' is not an integer");
+    vars.emplace_back();
+    vars.back().insert(n->var.get());
+    visit(n->body);
+    vars.pop_back();
+  }
+  void visit_DeclBuffer(const DeclBufferNode *n) override {
+    if (n->buffer->scope == Scope::Global)
+      fail("declaration of global buffer '" + n->buffer->name + "'");
+    buffers.back().insert(n->buffer.get());
+  }
+  void visit_Copy(const CopyNode *n) override {
+    check_region(n->src, "copy");
+    check_region(n->dst, "copy");
+    if (n->src.tile_shape() != n->dst.tile_shape())
+      fail("copy between tiles of different shapes: " + to_string(n->src) + " and " + to_string(n->dst));
+    if (n->dst.buffer->read_only)
+      fail("copy into read-only tensor '" + n->dst.buffer->name + "'");
+  }
+  void visit_Gemm(const GemmNode *n) override {
+    check_region(n->a, "gemm");
+    check_region(n->b, "gemm");
+    check_region(n->c, "gemm");
+    auto a = n->a.tile_shape(), b = n->b.tile_shape(), c = n->c.tile_shape();
+    if (a.size() != 2 || b.size() != 2 || c.size() != 2) {
+      fail("gemm operands must be 2-D tiles");
+      return;
+    }
+    std::int64_t m = n->transpose_a ? a[1] : a[0], ka = n->transpose_a ? a[0] : a[1];
+    std::int64_t kb = n->transpose_b ? b[1] : b[0], nn = n->transpose_b ? b[0] : b[1];
+    if (ka != kb || c[0] != m || c[1] != nn)
+      fail("gemm shapes do not agree");
+    if (n->c.buffer->scope != Scope::Fragment && n->c.buffer->scope != Scope::Local)
+      fail("gemm accumulator '" + n->c.buffer->name + "' must be a fragment");
+  }
+  void visit_Fill(const FillNode *n) override {
+    check_region(n->dst, "fill");
+    if (n->dst.buffer->read_only)
+      fail("fill of read-only tensor '" + n->dst.buffer->name + "'");
+    visit(n->value);
+  }
+  void visit_Reduce(const ReduceNode *n) override {
+    check_local_buffer(n->src, "reduce");
+    check_local_buffer(n->dst, "reduce");
+    if (n->dim < 0 || n->dim >= n->src->rank()) {
+      fail("reduce dimension out of range");
+      return;
+    }
+    std::vector<std::int64_t> want;
+    for (int d = 0; d < n->src->rank(); ++d)
+      if (d != n->dim)
+        want.push_back(n->src->extent(d));
+    if (want.empty())
+      want.push_back(1);
+    std::vector<std::int64_t> got;
+    for (int d = 0; d < n->dst->rank(); ++d)
+      got.push_back(n->dst->extent(d));
+    if (want != got)
+      fail("reduce destination '" + n->dst->name + "' has the wrong shape");
+  }
+  void visit_Cumsum(const CumsumNode *n) override {
+    check_local_buffer(n->src, "cumsum");
+    check_local_buffer(n->dst, "cumsum");
+    if (n->src->shape.size() != n->dst->shape.size())
+      fail("cumsum source and destination differ in rank");
+    for (int d = 0; d < n->src->rank() && d < n->dst->rank(); ++d)
+      if (n->src->extent(d) != n->dst->extent(d))
+        fail("cumsum source and destination differ in shape");
+    if (n->dim < 0 || n->dim >= n->src->rank())
+      fail("cumsum dimension out of range");
+  }
+  void visit_Atomic(const AtomicNode *n) override {
+    check_region(n->dst, "atomic");
+    if (n->dst.buffer->scope != Scope::Global)
+      fail("atomic destination must be a tensor");
+    if (n->src) {
+      check_region(*n->src, "atomic");
+      if (n->src->tile_shape() != n->dst.tile_shape())
+        fail("atomic source and destination tiles differ in shape");
+    } else {
+      if (n->dst.num_elements() != 1)
+        fail("element atomic on a region of more than one element");
+      visit(n->value);
+    }
+  }
+  void visit_AnnotateLayout(const AnnotateLayoutNode *n) override { check_buffer(n->buffer, "annotate_layout"); }
+};
+
+} // namespace
+
+std::vector<std::string> verify(const Kernel &k) {
+  Verifier v;
+  for (auto &p : k.params) {
+    if (p.tensor)
+      v.buffers[0].insert(p.tensor.get());
+    else
+      v.vars[0].insert(p.scalar.get());
+  }
+  for (int d = 0; d < 3; ++d)
+    if (k.block_index[d])
+      v.vars[0].insert(k.block_index[d].get());
+  if (k.threads <= 0 || k.threads > 1024)
+    v.fail("threads per block must be in 1..1024, got " + std::to_string(k.threads));
+  // Grid extents may use scalars the body declares before tile::grid; those are checked
+  // where they are declared, so only the body is walked with scopes.
+  v.visit(k.body);
+  return v.problems;
+}
+
+} // namespace tile::ir

@@ -1,0 +1,48 @@
+// IRVisitor walks an IR tree read-only; IRMutator rebuilds it, returning the same node
+// wherever nothing below it changed. Both dispatch on the node kind lists of IR.h.
+#pragma once
+
+#include <functional>
+
+#include "ir/IR.h"
+
+namespace tile::ir {
+
+class IRVisitor {
+public:
+  virtual ~IRVisitor() = default;
+  /// Virtual so that a visitor can see every child before its dispatch.
+  virtual void visit(const Expr &e);
+  virtual void visit(const Stmt &s);
+  void visit(const Region &r);
+
+protected:
+#define X(N) virtual void visit_##N(const N##Node *n);
+  TILE_IR_EXPR_NODES(X)
+  TILE_IR_STMT_NODES(X)
+#undef X
+};
+
+class IRMutator {
+public:
+  virtual ~IRMutator() = default;
+  Expr mutate(const Expr &e);
+  Stmt mutate(const Stmt &s);
+  Region mutate(const Region &r);
+
+protected:
+  /// Each returns `self` unless a child changed.
+#define X(N) virtual Expr mutate_##N(const Expr &self, const N##Node *n);
+  TILE_IR_EXPR_NODES(X)
+#undef X
+#define X(N) virtual Stmt mutate_##N(const Stmt &self, const N##Node *n);
+  TILE_IR_STMT_NODES(X)
+#undef X
+  std::vector<Expr> mutate(const std::vector<Expr> &v, bool &changed);
+};
+
+/// Calls `f` on every expression and statement node, parents before children.
+void for_each_node(const Stmt &s, const std::function<void(const Expr &)> &on_expr,
+                   const std::function<void(const Stmt &)> &on_stmt);
+
+} // namespace tile::ir
