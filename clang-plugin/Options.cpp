@@ -1,0 +1,99 @@
+#include "Options.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Program.h"
+
+namespace tile::plugin {
+
+namespace {
+std::vector<std::string> split(llvm::StringRef s, char sep) {
+  llvm::SmallVector<llvm::StringRef> parts;
+  s.split(parts, sep, -1, /*KeepEmpty=*/false);
+  return {parts.begin(), parts.end()};
+}
+
+bool parse_targets(llvm::StringRef value, pipeline::Options &o, std::string &problem) {
+  o.targets_given = true;
+  o.target_cpu = o.target_cuda = o.target_hip = false;
+  for (const std::string &t : split(value, ',')) {
+    auto [kind, archs] = llvm::StringRef(t).split(':');
+    if (kind == "cpu" && archs.empty()) {
+      o.target_cpu = true;
+    } else if (kind == "cuda") {
+      o.target_cuda = true;
+      o.cuda_archs = archs.empty() ? std::vector<std::string>{"sm_90a", "sm_80"} : split(archs, '+');
+    } else if (kind == "hip") {
+      o.target_hip = true;
+      o.hip_archs = archs.empty() ? std::vector<std::string>{"gfx90a"} : split(archs, '+');
+    } else {
+      problem = "unknown target '" + t + "' in targets=; write targets=cpu, cuda:sm_90a+sm_80 or hip:gfx90a, "
+                "separated by commas";
+      return false;
+    }
+  }
+  if (o.target_cuda || o.target_hip) {
+    problem = std::string("the ") + (o.target_cuda ? "cuda" : "hip") +
+              " target is not available in this build of tile yet; use targets=cpu";
+    return false;
+  }
+  return true;
+}
+} // namespace
+
+bool parse_options(const std::vector<std::string> &args, pipeline::Options &o, std::string &problem) {
+  for (const std::string &arg : args) {
+    auto [name, value] = llvm::StringRef(arg).split('=');
+    bool has_value = arg.find('=') != std::string::npos;
+    auto need_value = [&]() {
+      if (has_value && !value.empty())
+        return true;
+      problem = "option '" + name.str() + "' needs a value: -fplugin-arg-tile-" + name.str() + "=VALUE";
+      return false;
+    };
+    if (name == "targets") {
+      if (!need_value() || !parse_targets(value, o, problem))
+        return false;
+    } else if (name == "print-after" || name == "print-before") {
+      if (!need_value())
+        return false;
+      for (const std::string &p : split(value, ',')) {
+        if (p != "all" && !pipeline::is_pass_name(p)) {
+          problem = "unknown pass '" + p + "' in " + name.str() + "=; the passes are:";
+          for (const std::string &n : pipeline::pass_names("cpu"))
+            problem += " " + n;
+          return false;
+        }
+        (name == "print-after" ? o.print_after : o.print_before).push_back(p);
+      }
+    } else if (name == "stop-after") {
+      if (!need_value())
+        return false;
+      if (!pipeline::is_pass_name(value.str())) {
+        problem = "unknown pass '" + value.str() + "' in stop-after=";
+        return false;
+      }
+      o.stop_after = value.str();
+    } else if (name == "emit-source") {
+      if (!need_value())
+        return false;
+      o.emit_source_dir = value.str();
+    } else if (name == "cache") {
+      if (!need_value())
+        return false;
+      o.cache_dir = value.str();
+    } else if (name == "nvcc" || name == "hipcc" || name == "cxx") {
+      if (!need_value())
+        return false;
+      (name == "nvcc" ? o.nvcc : name == "hipcc" ? o.hipcc : o.cxx) = value.str();
+    } else if (name == "verbose") {
+      o.verbose = !has_value || value == "1" || value == "true";
+    } else {
+      problem = "unknown option '" + name.str() + "'; the options are targets=, print-after=, print-before=, "
+                "stop-after=, emit-source=, cache=, nvcc=, hipcc=, cxx= and verbose";
+      return false;
+    }
+  }
+  return true;
+}
+
+} // namespace tile::plugin

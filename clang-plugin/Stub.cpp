@@ -1,0 +1,113 @@
+#include "Stub.h"
+
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Attr.h"
+#include "clang/AST/Expr.h"
+#include "clang/AST/Stmt.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Sema/Lookup.h"
+
+using namespace clang;
+
+namespace tile::plugin {
+
+namespace {
+
+void report(Sema &s, SourceLocation loc, const std::string &message) {
+  DiagnosticsEngine &d = s.getDiagnostics();
+  d.Report(loc, d.getCustomDiagID(DiagnosticsEngine::Error, "%0")) << message;
+}
+
+/// `tile::rt::NAME` as a callee expression (an overload set or template is fine).
+ExprResult runtime_function(Sema &s, const char *name, SourceLocation loc) {
+  ASTContext &c = s.getASTContext();
+  DeclContext *dc = c.getTranslationUnitDecl();
+  for (const char *ns : {"tile", "rt"}) {
+    LookupResult r(s, DeclarationName(&c.Idents.get(ns)), loc, Sema::LookupNamespaceName);
+    s.LookupQualifiedName(r, dc);
+    auto *found = r.getAsSingle<NamespaceDecl>();
+    if (!found) {
+      report(s, loc, std::string("tile kernels need the runtime's declarations: #include <tile/tile.h> (namespace '") +
+                         ns + "' not found)");
+      return ExprError();
+    }
+    dc = found;
+  }
+  LookupResult r(s, DeclarationName(&c.Idents.get(name)), loc, Sema::LookupOrdinaryName);
+  s.LookupQualifiedName(r, dc);
+  if (r.empty()) {
+    report(s, loc, std::string("tile::rt::") + name + " not found: is <tile/tile.h> from the same tile version?");
+    return ExprError();
+  }
+  return s.BuildDeclarationNameExpr(CXXScopeSpec(), r, /*NeedsADL=*/false);
+}
+
+StringLiteral *string_literal(ASTContext &c, llvm::StringRef bytes, SourceLocation loc) {
+  QualType t = c.getStringLiteralArrayType(c.CharTy, bytes.size());
+  return StringLiteral::Create(c, bytes, StringLiteralKind::Ordinary, /*Pascal=*/false, t, loc);
+}
+
+} // namespace
+
+Stmt *build_launch_stub(Sema &s, FunctionDecl *fd, const frontend::KernelHead &head, const std::string &key) {
+  ASTContext &c = s.getASTContext();
+  SourceLocation loc = head.grid_call->getBeginLoc();
+  Sema::SynthesizedFunctionScope scope(s, fd);
+
+  ExprResult fn = runtime_function(s, "launch", loc);
+  if (fn.isInvalid())
+    return nullptr;
+  llvm::SmallVector<Expr *, 8> args;
+  args.push_back(string_literal(c, key, loc));
+  for (unsigned d = 0; d < 3; ++d) {
+    if (d < head.extent_args.size())
+      args.push_back(head.grid_call->getArg(head.extent_args[d]));
+    else
+      args.push_back(IntegerLiteral::Create(c, llvm::APInt(32, 1), c.IntTy, loc));
+  }
+  for (ParmVarDecl *p : fd->parameters()) {
+    ExprResult ref = s.BuildDeclRefExpr(p, p->getType().getNonReferenceType(), VK_LValue, loc);
+    if (ref.isInvalid())
+      return nullptr;
+    args.push_back(ref.get());
+  }
+  ExprResult call = s.BuildCallExpr(nullptr, fn.get(), loc, args, loc);
+  if (call.isInvalid())
+    return nullptr;
+  call = s.ActOnFinishFullExpr(call.get(), /*DiscardedValue=*/true);
+  if (call.isInvalid())
+    return nullptr;
+
+  llvm::SmallVector<Stmt *, 8> stmts(head.prologue.begin(), head.prologue.end());
+  stmts.push_back(call.get());
+  SourceLocation begin = fd->getBody() ? fd->getBody()->getBeginLoc() : loc;
+  SourceLocation end = fd->getBody() ? fd->getBody()->getEndLoc() : loc;
+  return CompoundStmt::Create(c, stmts, FPOptionsOverride(), begin, end);
+}
+
+VarDecl *build_image_registration(Sema &s, const std::string &manifest, const std::string &bytes, int index) {
+  ASTContext &c = s.getASTContext();
+  SourceManager &sm = c.getSourceManager();
+  SourceLocation loc = sm.getLocForEndOfFile(sm.getMainFileID());
+  ExprResult fn = runtime_function(s, "register_image", loc);
+  if (fn.isInvalid())
+    return nullptr;
+  Expr *args[] = {
+      string_literal(c, manifest, loc),
+      string_literal(c, bytes, loc),
+      IntegerLiteral::Create(c, llvm::APInt(c.getTypeSize(c.getSizeType()), bytes.size()), c.getSizeType(), loc),
+  };
+  ExprResult call = s.BuildCallExpr(nullptr, fn.get(), loc, args, loc);
+  if (call.isInvalid())
+    return nullptr;
+  TranslationUnitDecl *tu = c.getTranslationUnitDecl();
+  std::string name = "__tile_image_" + std::to_string(index);
+  auto *vd = VarDecl::Create(c, tu, loc, loc, &c.Idents.get(name), c.IntTy, c.getTrivialTypeSourceInfo(c.IntTy, loc),
+                             SC_Static);
+  s.AddInitializerToDecl(vd, call.get(), /*DirectInit=*/false);
+  vd->addAttr(UsedAttr::CreateImplicit(c));
+  tu->addDecl(vd);
+  return vd;
+}
+
+} // namespace tile::plugin

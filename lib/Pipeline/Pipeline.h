@@ -1,0 +1,68 @@
+// The ordered pass list per target, from the frontend's IR to device images.
+//
+//   cpu:  lower-tile-ops -> codegen (C++) -> clang++ -> shared object
+//
+// Each pass can be printed before / after (`print-before=`, `print-after=`, or `all`) and
+// the pipeline can stop after any of them (`stop-after=`), for lit tests.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ir/IR.h"
+
+namespace tile::pipeline {
+
+struct Options {
+  bool target_cpu = true;
+  bool target_cuda = false;
+  std::vector<std::string> cuda_archs; // sm_90a, sm_80
+  bool target_hip = false;
+  std::vector<std::string> hip_archs;
+  bool targets_given = false;          // false: the default targets
+
+  std::vector<std::string> print_before, print_after; // pass names or "all"
+  std::string stop_after;
+  std::string emit_source_dir;
+  std::string cache_dir; // empty: $XDG_CACHE_HOME/tile
+  std::string nvcc, hipcc, cxx;
+  bool verbose = false;
+  bool syntax_only = false; // -fsyntax-only: run the passes, build no images
+};
+
+/// The passes of a target's pipeline, in order ("frontend" names the IR as the frontend
+/// made it; print-after=frontend prints it).
+const std::vector<std::string> &pass_names(const std::string &target);
+/// Whether `name` is the name of a pass of any target.
+bool is_pass_name(const std::string &name);
+
+struct Image {
+  std::string target;   // "cpu"
+  std::string manifest; // see lib/runtime/Manifest.h
+  std::string bytes;
+};
+
+struct Message {
+  enum Kind { Error, Remark } kind;
+  std::string kernel_key; // empty: about the whole translation unit
+  std::string text;
+};
+
+struct Result {
+  std::vector<Image> images;
+  std::vector<Message> messages;
+  bool ok() const {
+    for (auto &m : messages)
+      if (m.kind == Message::Error)
+        return false;
+    return true;
+  }
+};
+
+/// Lowers `kernels` (one translation unit's, `unit` names it) for every target in `opts`
+/// and builds their images. IR printouts go to `dump`.
+Result run(const std::vector<ir::Kernel> &kernels, const std::string &unit, const Options &opts,
+           const std::function<void(const std::string &)> &dump);
+
+} // namespace tile::pipeline

@@ -1,0 +1,529 @@
+// Statements: declarations, assignments, loops, conditionals.
+#include <functional>
+
+#include "frontend/Translator.h"
+
+using namespace clang;
+
+namespace tile::frontend {
+
+namespace {
+
+const Expr *strip_all(const Expr *e) {
+  while (true) {
+    e = e->IgnoreParens();
+    if (auto *c = dyn_cast<ExprWithCleanups>(e))
+      e = c->getSubExpr();
+    else if (auto *m = dyn_cast<MaterializeTemporaryExpr>(e))
+      e = m->getSubExpr();
+    else if (auto *b = dyn_cast<CXXBindTemporaryExpr>(e))
+      e = b->getSubExpr();
+    else if (auto *i = dyn_cast<ImplicitCastExpr>(e); i && i->getCastKind() == CK_NoOp)
+      e = i->getSubExpr();
+    else
+      return e;
+  }
+}
+
+std::optional<ir::BinaryOp> compound_op(BinaryOperatorKind k) {
+  switch (k) {
+  case BO_AddAssign: return ir::BinaryOp::Add;
+  case BO_SubAssign: return ir::BinaryOp::Sub;
+  case BO_MulAssign: return ir::BinaryOp::Mul;
+  case BO_DivAssign: return ir::BinaryOp::Div;
+  case BO_RemAssign: return ir::BinaryOp::Mod;
+  case BO_AndAssign: return ir::BinaryOp::BitAnd;
+  case BO_OrAssign: return ir::BinaryOp::BitOr;
+  case BO_XorAssign: return ir::BinaryOp::BitXor;
+  case BO_ShlAssign: return ir::BinaryOp::Shl;
+  case BO_ShrAssign: return ir::BinaryOp::Shr;
+  default: return std::nullopt;
+  }
+}
+
+/// Whether `body` assigns to `var` (a loop whose variable changes in its body has no trip
+/// count the compiler can rely on).
+bool assigns_to(const Stmt *body, const VarDecl *var) {
+  if (!body)
+    return false;
+  if (auto *bo = dyn_cast<BinaryOperator>(body); bo && bo->isAssignmentOp())
+    if (auto *d = dyn_cast<DeclRefExpr>(bo->getLHS()->IgnoreParenImpCasts()); d && d->getDecl() == var)
+      return true;
+  if (auto *uo = dyn_cast<UnaryOperator>(body); uo && uo->isIncrementDecrementOp())
+    if (auto *d = dyn_cast<DeclRefExpr>(uo->getSubExpr()->IgnoreParenImpCasts()); d && d->getDecl() == var)
+      return true;
+  for (const Stmt *c : body->children())
+    if (assigns_to(c, var))
+      return true;
+  return false;
+}
+
+} // namespace
+
+ir::Stmt Translator::sub_block(const Stmt *s) {
+  Block b(*this);
+  stmt(s);
+  return b.finish();
+}
+
+void Translator::stmt(const Stmt *s) {
+  if (failed() || !s)
+    return;
+  if (!inline_stack.empty() && inline_stack.back().returned) {
+    error(s->getBeginLoc(), "statement after the return of a macro or lambda",
+          "a [[tile::macro]] function or lambda may return only at its end");
+    return;
+  }
+
+  if (auto *cs = dyn_cast<CompoundStmt>(s)) {
+    Block b(*this);
+    for (const Stmt *c : cs->body()) {
+      stmt(c);
+      if (failed())
+        return;
+    }
+    emit(b.finish());
+    return;
+  }
+  if (isa<NullStmt>(s))
+    return;
+  if (auto *as = dyn_cast<AttributedStmt>(s))
+    return stmt(as->getSubStmt());
+
+  if (auto *ds = dyn_cast<DeclStmt>(s)) {
+    for (const Decl *d : ds->decls()) {
+      auto *vd = dyn_cast<VarDecl>(d);
+      if (!vd) {
+        if (isa<TypeDecl>(d) || isa<UsingDecl>(d) || isa<UsingDirectiveDecl>(d) || isa<StaticAssertDecl>(d))
+          continue; // compile-time only
+        error(d->getLocation(), "this declaration is not supported in a kernel");
+        return;
+      }
+      if (vd->isStaticLocal() || vd->hasGlobalStorage()) {
+        error(vd->getLocation(), "static variables are not supported in kernels",
+              "use a tile::shared buffer for values shared by the block, or a constexpr variable for constants");
+        return;
+      }
+      if (isa<DecompositionDecl>(vd)) {
+        error(vd->getLocation(), "structured bindings are only supported for tile::grid and tile::parallel",
+              "declare the variables one by one");
+        return;
+      }
+      QualType t = vd->getType();
+      TileTypeInfo info = classify_tile_type(t);
+      if (info.kind == TileTypeKind::Shared || info.kind == TileTypeKind::Fragment ||
+          info.kind == TileTypeKind::Local) {
+        if (t->isReferenceType()) {
+          // An alias of another buffer.
+          ir::Buffer b = vd->getInit() ? buffer_ref(vd->getInit(), "reference") : nullptr;
+          if (!b)
+            return;
+          env[vd].buffer = b;
+          continue;
+        }
+        if (parallel_depth > 0) {
+          error(vd->getLocation(), "tile buffers cannot be declared inside a tile::parallel loop",
+                "declare the buffer before the loop");
+          return;
+        }
+        ir::Scope scope = info.kind == TileTypeKind::Shared     ? ir::Scope::Shared
+                          : info.kind == TileTypeKind::Fragment ? ir::Scope::Fragment
+                                                                : ir::Scope::Local;
+        ir::Buffer b = ir::make_buffer(unique_name(vd->getNameAsString()), scope, info.elem, info.shape);
+        env[vd].buffer = b;
+        emit(ir::decl_buffer(b));
+        continue;
+      }
+      if (info.kind == TileTypeKind::Tensor) {
+        ir::Buffer b = vd->getInit() ? buffer_ref(vd->getInit(), "tensor alias", false) : nullptr;
+        if (!b) {
+          error(vd->getLocation(), "tensors cannot be created inside a kernel",
+                "pass every tensor as a kernel parameter");
+          return;
+        }
+        env[vd].buffer = b;
+        continue;
+      }
+      if (info.kind == TileTypeKind::Region) {
+        error(vd->getLocation(), "a region cannot be stored in a variable",
+              "pass x.at(...) directly to the tile operation");
+        return;
+      }
+      if (auto *rd = t->getAsCXXRecordDecl(); rd && rd->isLambda()) {
+        env[vd].lambda = rd->getLambdaCallOperator();
+        continue;
+      }
+      auto st = scalar_type_of(t);
+      if (!st || t->isReferenceType()) {
+        if (t->isReferenceType() && st) {
+          auto *init = vd->getInit() ? dyn_cast<DeclRefExpr>(strip_all(vd->getInit())) : nullptr;
+          const Binding *b = init ? lookup(init->getDecl()) : nullptr;
+          if (b && b->var) {
+            env[vd].var = b->var;
+            continue;
+          }
+          error(vd->getLocation(), "references in kernels may only name scalar variables",
+                "copy the value into a variable: auto x = ...;");
+          return;
+        }
+        error(vd->getLocation(), "variable '" + vd->getNameAsString() + "' of type '" + t.getAsString() +
+                                     "' is not supported in a kernel",
+              "kernels hold arithmetic scalars and tile buffers: use tile::local<T, N> for a per-thread array, "
+              "tile::shared<T, ...> for block-shared memory");
+        return;
+      }
+      ir::Expr init;
+      if (vd->getInit()) {
+        init = expr(vd->getInit());
+        if (!init)
+          return;
+      }
+      // Constants stay constants: they may size tiles and fold away.
+      if (t.isConstQualified() && init && (init->as<ir::IntImmNode>() || init->as<ir::FloatImmNode>())) {
+        env[vd].value = ir::cast(*st, init);
+        continue;
+      }
+      ir::Var v = ir::make_var(unique_name(vd->getNameAsString()), *st);
+      env[vd].var = v;
+      emit(ir::declare(v, init));
+    }
+    return;
+  }
+
+  if (auto *rs = dyn_cast<ReturnStmt>(s)) {
+    if (inline_stack.empty()) {
+      error(rs->getReturnLoc(), "return is not supported in the body of a kernel",
+            "guard the rest of the kernel with if (...) instead of returning early");
+      return;
+    }
+    InlineFrame &f = inline_stack.back();
+    if (rs->getRetValue()) {
+      ir::Expr v = expr(rs->getRetValue());
+      if (!v)
+        return;
+      if (f.result)
+        emit(ir::assign(f.result, v));
+    }
+    f.returned = true;
+    return;
+  }
+
+  if (auto *is = dyn_cast<IfStmt>(s)) {
+    if (is->getInit() || is->getConditionVariable()) {
+      error(is->getIfLoc(), "if statements with an initializer or a condition variable are not supported in kernels",
+            "declare the variable before the if");
+      return;
+    }
+    if (is->isConstexpr()) {
+      auto v = evaluate(is->getCond());
+      if (!v || !v->isInt()) {
+        error(is->getIfLoc(), "condition of if constexpr is not a constant");
+        return;
+      }
+      if (v->getInt().getBoolValue())
+        return stmt(is->getThen());
+      return stmt(is->getElse());
+    }
+    ir::Expr c = expr(is->getCond());
+    if (!c)
+      return;
+    ir::Stmt t = sub_block(is->getThen());
+    ir::Stmt e = is->getElse() ? sub_block(is->getElse()) : nullptr;
+    if (failed())
+      return;
+    emit(ir::if_then_else(c, t, e));
+    return;
+  }
+
+  if (auto *fr = dyn_cast<CXXForRangeStmt>(s)) {
+    const Expr *range = strip_all(fr->getRangeInit());
+    auto *call = dyn_cast<CallExpr>(range);
+    std::string name = call ? qualified_name(call->getDirectCallee()) : "";
+    if (name != "tile::parallel" && name != "tile::pipelined" && name != "tile::serial" && name != "tile::unroll") {
+      error(fr->getForLoc(), "range-based for loops in kernels must iterate over a tile loop",
+            "write for (int i : tile::serial(n)), tile::parallel(...), tile::pipelined(...) or tile::unroll(n)");
+      return;
+    }
+    const VarDecl *lv = fr->getLoopVariable();
+    std::vector<const ValueDecl *> vars;
+    if (auto *dd = dyn_cast<DecompositionDecl>(lv))
+      for (auto *b : dd->bindings())
+        vars.push_back(b);
+    else
+      vars.push_back(lv);
+
+    if (name == "tile::parallel") {
+      std::vector<std::int64_t> extents;
+      for (unsigned i = 0; i < call->getNumArgs(); ++i) {
+        auto e = const_int(call->getArg(i), "the extent of tile::parallel");
+        if (!e)
+          return;
+        if (*e < 1) {
+          error(call->getArg(i)->getExprLoc(), "the extents of tile::parallel must be positive");
+          return;
+        }
+        extents.push_back(*e);
+      }
+      if (vars.size() != extents.size()) {
+        error(lv->getLocation(), "tile::parallel with " + std::to_string(extents.size()) + " extents binds " +
+                                     std::to_string(extents.size()) + " indices",
+              extents.size() == 1 ? "write for (int i : tile::parallel(n))"
+                                  : "write for (auto [i, j, ...] : tile::parallel(...))");
+        return;
+      }
+      std::vector<ir::Var> loop_vars;
+      for (auto *v : vars) {
+        loop_vars.push_back(ir::make_var(unique_name(v->getNameAsString()), ir::ScalarType::I32));
+        env[v].var = loop_vars.back();
+      }
+      ++parallel_depth;
+      ir::Stmt body = sub_block(fr->getBody());
+      --parallel_depth;
+      if (failed())
+        return;
+      for (int d = int(extents.size()) - 1; d >= 0; --d)
+        body = ir::for_loop(loop_vars[d], ir::int_imm(0), ir::int_imm(extents[d]), ir::ForKind::Parallel, body);
+      emit(body);
+      return;
+    }
+
+    if (vars.size() != 1 || isa<DecompositionDecl>(lv)) {
+      error(lv->getLocation(), "this loop binds one index", "write for (int k : " + name + "(...))");
+      return;
+    }
+    ir::ForKind kind = name == "tile::pipelined" ? ir::ForKind::Pipelined
+                       : name == "tile::unroll"  ? ir::ForKind::Unrolled
+                                                 : ir::ForKind::Serial;
+    std::vector<const Expr *> bounds;
+    int stages = 0;
+    for (unsigned i = 0; i < call->getNumArgs(); ++i) {
+      const Expr *a = call->getArg(i);
+      if (isa<CXXDefaultArgExpr>(a))
+        continue;
+      TileTypeInfo ti = classify_tile_type(a->getType());
+      if (a->getType()->isRecordType() && ti.kind == TileTypeKind::None) {
+        auto *sc = dyn_cast<CallExpr>(strip_all(a));
+        if (!sc || qualified_name(sc->getDirectCallee()) != "tile::stages") {
+          error(a->getExprLoc(), "expected tile::stages(n)");
+          return;
+        }
+        auto n = const_int(sc->getArg(0), "the number of pipeline stages");
+        if (!n)
+          return;
+        if (*n < 1) {
+          error(sc->getArg(0)->getExprLoc(), "a pipeline has at least 1 stage");
+          return;
+        }
+        stages = int(*n);
+        continue;
+      }
+      bounds.push_back(a);
+    }
+    if (kind == ir::ForKind::Pipelined && stages == 0)
+      stages = 2;
+    ir::Expr begin = ir::int_imm(0), extent;
+    if (bounds.size() == 1) {
+      if (kind == ir::ForKind::Unrolled) {
+        auto n = const_int(bounds[0], "the extent of tile::unroll");
+        if (!n)
+          return;
+        extent = ir::int_imm(*n);
+      } else {
+        extent = expr(bounds[0]);
+      }
+    } else {
+      begin = expr(bounds[0]);
+      ir::Expr end = begin ? expr(bounds[1]) : nullptr;
+      if (!end)
+        return;
+      extent = ir::binary(ir::BinaryOp::Max, ir::sub(end, begin), ir::int_imm(0));
+    }
+    if (!extent)
+      return;
+    ir::Var v = ir::make_var(unique_name(lv->getNameAsString()), ir::ScalarType::I32);
+    env[lv].var = v;
+    ++loop_depth;
+    ir::Stmt body = sub_block(fr->getBody());
+    --loop_depth;
+    if (failed())
+      return;
+    emit(ir::for_loop(v, ir::cast(ir::ScalarType::I32, begin), ir::cast(ir::ScalarType::I32, extent), kind, body,
+                      nullptr, stages));
+    return;
+  }
+
+  if (auto *fs = dyn_cast<ForStmt>(s)) {
+    // for (int i = a; i < b; i += s): a serial loop with a trip count.
+    auto bad = [&](SourceLocation loc) {
+      error(loc, "this for loop has no trip count the compiler can derive",
+            "write for (int i = begin; i < end; i += step) with an integer variable that the body does not "
+            "modify, or use tile::serial(begin, end)");
+    };
+    const DeclStmt *init = dyn_cast_or_null<DeclStmt>(fs->getInit());
+    const VarDecl *var = init && init->isSingleDecl() ? dyn_cast<VarDecl>(init->getSingleDecl()) : nullptr;
+    if (!var || !var->getInit() || !var->getType()->isIntegerType() || !fs->getCond() || !fs->getInc())
+      return bad(fs->getForLoc());
+    if (assigns_to(fs->getBody(), var))
+      return bad(fs->getForLoc());
+    auto *cond = dyn_cast<BinaryOperator>(fs->getCond()->IgnoreParenImpCasts());
+    const Expr *lhs = cond ? cond->getLHS()->IgnoreParenImpCasts() : nullptr;
+    auto *lhs_ref = lhs ? dyn_cast<DeclRefExpr>(lhs) : nullptr;
+    if (!cond || !lhs_ref || lhs_ref->getDecl() != var)
+      return bad(fs->getCond()->getExprLoc());
+    // The step.
+    const Expr *inc = fs->getInc()->IgnoreParenImpCasts();
+    ir::Expr step;
+    bool negative = false;
+    auto refers = [&](const Expr *e) {
+      auto *d = dyn_cast<DeclRefExpr>(e->IgnoreParenImpCasts());
+      return d && d->getDecl() == var;
+    };
+    if (auto *u = dyn_cast<UnaryOperator>(inc); u && u->isIncrementDecrementOp() && refers(u->getSubExpr())) {
+      step = ir::int_imm(1);
+      negative = u->isDecrementOp();
+    } else if (auto *ca = dyn_cast<CompoundAssignOperator>(inc);
+               ca && refers(ca->getLHS()) && (ca->getOpcode() == BO_AddAssign || ca->getOpcode() == BO_SubAssign)) {
+      step = expr(ca->getRHS());
+      if (!step)
+        return;
+      negative = ca->getOpcode() == BO_SubAssign;
+    } else {
+      return bad(inc->getExprLoc());
+    }
+    auto st = scalar_type_of(var->getType());
+    ir::Expr begin = expr(var->getInit());
+    ir::Expr bound = begin ? expr(cond->getRHS()) : nullptr;
+    if (!bound)
+      return;
+    begin = ir::cast(*st, begin);
+    bound = ir::cast(*st, bound);
+    step = ir::cast(*st, step);
+    if (auto c = ir::as_const_int(step); c && *c <= 0) {
+      error(inc->getExprLoc(), "the step of this loop must be positive", "count the other way with -= or --");
+      return;
+    }
+    // Trip count: the number of values begin, begin +- step, ... that satisfy the condition.
+    ir::Expr span;
+    ir::Expr one = ir::int_imm(1, *st);
+    switch (cond->getOpcode()) {
+    case BO_LT: span = negative ? nullptr : ir::sub(bound, begin); break;
+    case BO_LE: span = negative ? nullptr : ir::add(ir::sub(bound, begin), one); break;
+    case BO_NE: span = negative ? ir::sub(begin, bound) : ir::sub(bound, begin); break;
+    case BO_GT: span = negative ? ir::sub(begin, bound) : nullptr; break;
+    case BO_GE: span = negative ? ir::add(ir::sub(begin, bound), one) : nullptr; break;
+    default: break;
+    }
+    if (!span)
+      return bad(cond->getOperatorLoc());
+    ir::Expr trips = ir::div(ir::sub(ir::add(span, step), one), step);
+    trips = ir::binary(ir::BinaryOp::Max, trips, ir::int_imm(0, *st));
+    ir::Var v = ir::make_var(unique_name(var->getNameAsString()), *st);
+    env[var].var = v;
+    ++loop_depth;
+    ir::Stmt body = sub_block(fs->getBody());
+    --loop_depth;
+    if (failed())
+      return;
+    emit(ir::for_loop(v, begin, trips, ir::ForKind::Serial, body,
+                      negative ? ir::unary(ir::UnaryOp::Neg, step) : step));
+    return;
+  }
+
+  if (isa<WhileStmt>(s) || isa<DoStmt>(s)) {
+    error(s->getBeginLoc(), "while loops are not supported in kernels",
+          "write a for loop with a trip count: for (int i = 0; i < n; ++i) or tile::serial(n)");
+    return;
+  }
+  if (isa<BreakStmt>(s) || isa<ContinueStmt>(s)) {
+    error(s->getBeginLoc(), std::string(isa<BreakStmt>(s) ? "break" : "continue") + " is not supported in kernels",
+          "guard the rest of the loop body with if (...)");
+    return;
+  }
+  if (isa<GotoStmt>(s) || isa<IndirectGotoStmt>(s) || isa<LabelStmt>(s)) {
+    error(s->getBeginLoc(), "goto is not supported in kernels", "use structured loops and if statements");
+    return;
+  }
+  if (isa<CXXTryStmt>(s)) {
+    error(s->getBeginLoc(), "exceptions are not supported in kernels",
+          "check conditions with tile::device_assert(cond, \"message\")");
+    return;
+  }
+  if (isa<SwitchStmt>(s)) {
+    error(s->getBeginLoc(), "switch statements are not supported in kernels", "use if / else if");
+    return;
+  }
+
+  auto *e = dyn_cast<Expr>(s);
+  if (!e) {
+    error(s->getBeginLoc(), std::string("this statement (") + s->getStmtClassName() + ") is not supported in a kernel");
+    return;
+  }
+  e = strip_all(e);
+  if (auto *ce = dyn_cast<CastExpr>(e); ce && ce->getCastKind() == CK_ToVoid)
+    e = strip_all(ce->getSubExpr());
+
+  // Assignments: scalars and buffer elements.
+  auto assign_to = [&](const Expr *lhs, const std::function<ir::Expr(ir::Expr)> &value) {
+    const Expr *l = strip_all(lhs);
+    if (auto *d = dyn_cast<DeclRefExpr>(l->IgnoreImpCasts())) {
+      const Binding *b = lookup(d->getDecl());
+      if (b && b->var) {
+        ir::Expr v = value(b->var);
+        if (v)
+          emit(ir::assign(b->var, v));
+        return;
+      }
+      if (b && b->value) {
+        error(d->getExprLoc(), "'" + d->getDecl()->getNameAsString() + "' is a constant");
+        return;
+      }
+    }
+    if (auto ref = element_ref(l, true)) {
+      ir::Expr v = value(ir::load(ref->buffer, ref->indices));
+      if (v)
+        emit(ir::store(ref->buffer, ref->indices, v));
+      return;
+    }
+    if (!failed())
+      error(lhs->getExprLoc(), "cannot assign to this expression in a kernel",
+            "assign to scalar variables and buffer elements b(i, j)");
+  };
+
+  if (auto *bo = dyn_cast<BinaryOperator>(e); bo && bo->isAssignmentOp()) {
+    if (bo->getOpcode() == BO_Assign) {
+      assign_to(bo->getLHS(), [&](ir::Expr) { return expr(bo->getRHS()); });
+      return;
+    }
+    auto op = compound_op(bo->getOpcode());
+    assign_to(bo->getLHS(), [&](ir::Expr old) -> ir::Expr {
+      ir::Expr r = expr(bo->getRHS());
+      return r ? ir::binary(*op, old, r) : nullptr;
+    });
+    return;
+  }
+  if (auto *uo = dyn_cast<UnaryOperator>(e); uo && uo->isIncrementDecrementOp()) {
+    assign_to(uo->getSubExpr(), [&](ir::Expr old) {
+      return ir::binary(uo->isIncrementOp() ? ir::BinaryOp::Add : ir::BinaryOp::Sub, old, ir::int_imm(1));
+    });
+    return;
+  }
+  if (auto *op = dyn_cast<CXXOperatorCallExpr>(e); op && op->getOperator() == OO_Equal && op->getNumArgs() == 2) {
+    // Assignment of an extended-float element: bf16's copy assignment.
+    assign_to(op->getArg(0), [&](ir::Expr) { return expr(op->getArg(1)); });
+    return;
+  }
+
+  if (auto *call = dyn_cast<CallExpr>(e)) {
+    if (tile_op(call) || failed())
+      return;
+    bool handled = false;
+    inline_call(call, handled);
+    if (handled || failed())
+      return;
+  }
+  // Any other expression statement: evaluate it for its errors, then drop its value.
+  if (expr(e) && !failed())
+    return; // a value computed and discarded: nothing to do
+}
+
+} // namespace tile::frontend

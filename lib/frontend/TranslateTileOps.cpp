@@ -1,0 +1,468 @@
+// Tile operations: copy, gemm, fill, reductions, cumsum, atomics, print, assertions,
+// layout and rasterization hints; and their operands (buffers and regions).
+#include <sstream>
+
+#include "clang/Basic/SourceManager.h"
+
+#include "frontend/Translator.h"
+
+using namespace clang;
+
+namespace tile::frontend {
+
+namespace {
+
+const Expr *strip_operand(const Expr *e) {
+  while (true) {
+    e = e->IgnoreParens();
+    if (auto *c = dyn_cast<ExprWithCleanups>(e))
+      e = c->getSubExpr();
+    else if (auto *m = dyn_cast<MaterializeTemporaryExpr>(e))
+      e = m->getSubExpr();
+    else if (auto *b = dyn_cast<CXXBindTemporaryExpr>(e))
+      e = b->getSubExpr();
+    else if (auto *d = dyn_cast<CXXDefaultArgExpr>(e))
+      e = d->getExpr();
+    else if (auto *i = dyn_cast<ImplicitCastExpr>(e);
+             i && (i->getCastKind() == CK_NoOp || i->getCastKind() == CK_DerivedToBase ||
+                   i->getCastKind() == CK_UncheckedDerivedToBase || i->getCastKind() == CK_LValueToRValue ||
+                   i->getCastKind() == CK_ConstructorConversion || i->getCastKind() == CK_ArrayToPointerDecay))
+      e = i->getSubExpr();
+    else if (auto *c = dyn_cast<CXXConstructExpr>(e); c && c->getNumArgs() == 1 && !isa<CXXTemporaryObjectExpr>(c))
+      e = c->getArg(0); // copies and const conversions of tensors
+    else
+      return e;
+  }
+}
+
+std::string shape_string(const std::vector<std::int64_t> &s) {
+  std::ostringstream os;
+  os << "[";
+  for (size_t i = 0; i < s.size(); ++i)
+    os << (i ? ", " : "") << s[i];
+  os << "]";
+  return os.str();
+}
+
+std::vector<std::int64_t> shape_of(const ir::Buffer &b) {
+  std::vector<std::int64_t> s;
+  for (int d = 0; d < b->rank(); ++d)
+    s.push_back(b->extent(d));
+  return s;
+}
+
+bool is_at_call(const Expr *e) {
+  auto *mc = dyn_cast<CXXMemberCallExpr>(strip_operand(e));
+  return mc && mc->getMethodDecl() && mc->getMethodDecl()->getName() == "at";
+}
+
+} // namespace
+
+ir::Buffer Translator::buffer_ref(const Expr *e, const char *op, bool required) {
+  const Expr *s = strip_operand(e);
+  if (auto *dre = dyn_cast<DeclRefExpr>(s))
+    if (const Binding *b = lookup(dre->getDecl()); b && b->buffer)
+      return b->buffer;
+  if (required)
+    error(e->getExprLoc(), std::string("expected a tile buffer or tensor as operand of ") + op,
+          "pass a tile::tensor parameter or a tile::shared / tile::fragment / tile::local variable", e->getSourceRange());
+  return nullptr;
+}
+
+std::optional<ir::Region> Translator::region(const Expr *e, const std::vector<std::int64_t> *other_shape,
+                                             const char *op) {
+  const Expr *s = strip_operand(e);
+  auto *at = dyn_cast<CXXMemberCallExpr>(s);
+  if (!at || !at->getMethodDecl() || at->getMethodDecl()->getName() != "at") {
+    ir::Buffer b = buffer_ref(e, op);
+    if (!b)
+      return std::nullopt;
+    if (b->scope != ir::Scope::Global)
+      return ir::full_region(b);
+    if (!other_shape) {
+      error(e->getExprLoc(), "the extent of tensor '" + b->name + "' in " + op + " is not known",
+            "name a tile of it with " + b->name + ".at(i, j, ...) and pass a buffer as the other operand");
+      return std::nullopt;
+    }
+    if (int(other_shape->size()) != b->rank()) {
+      error(e->getExprLoc(), "tensor '" + b->name + "' has rank " + std::to_string(b->rank()) +
+                                 " but the other operand of " + op + " has rank " + std::to_string(other_shape->size()),
+            "name the tile with " + b->name + ".at(...) and tile::slice marks");
+      return std::nullopt;
+    }
+    ir::Region r;
+    r.buffer = b;
+    for (int d = 0; d < b->rank(); ++d) {
+      r.begin.push_back(ir::int_imm(0));
+      r.extent.push_back((*other_shape)[d]);
+      r.tile_dims.push_back(d);
+    }
+    return r;
+  }
+
+  ir::Buffer b = buffer_ref(at->getImplicitObjectArgument(), op);
+  if (!b)
+    return std::nullopt;
+  if (!other_shape) {
+    error(at->getExprLoc(), "the extent of " + b->name + ".at(...) in " + op + " is not known",
+          "the extent of x.at(...) comes from the other operand, which must then be a whole buffer");
+    return std::nullopt;
+  }
+  ir::Region r;
+  r.buffer = b;
+  std::vector<int> slices;
+  for (unsigned i = 0; i < at->getNumArgs(); ++i) {
+    const Expr *a = strip_operand(at->getArg(i));
+    auto *rd = a->getType()->getAsCXXRecordDecl();
+    if (rd && qualified_name(rd) == "tile::slice_t") {
+      auto *sc = dyn_cast<CallExpr>(a);
+      if (!sc || qualified_name(sc->getDirectCallee()) != "tile::slice") {
+        error(a->getExprLoc(), "expected tile::slice(start)");
+        return std::nullopt;
+      }
+      ir::Expr v = expr(sc->getArg(0));
+      if (!v)
+        return std::nullopt;
+      r.begin.push_back(v);
+      slices.push_back(int(i));
+      continue;
+    }
+    ir::Expr v = expr(at->getArg(i));
+    if (!v)
+      return std::nullopt;
+    r.begin.push_back(v);
+  }
+  int rank = b->rank(), tile_rank = int(other_shape->size());
+  if (tile_rank > rank) {
+    error(at->getExprLoc(), "a tile of rank " + std::to_string(tile_rank) + " does not fit in '" + b->name +
+                                "' of rank " + std::to_string(rank));
+    return std::nullopt;
+  }
+  if (!slices.empty() && int(slices.size()) != tile_rank && tile_rank != rank) {
+    error(at->getExprLoc(), std::to_string(slices.size()) + " tile::slice marks in " + b->name +
+                                ".at(...), but the other operand of " + op + " has rank " + std::to_string(tile_rank),
+          "mark exactly the dimensions the tile spans with tile::slice(start)");
+    return std::nullopt;
+  }
+  if (tile_rank == rank) {
+    for (int d = 0; d < rank; ++d)
+      r.tile_dims.push_back(d);
+  } else if (!slices.empty()) {
+    r.tile_dims = slices;
+  } else {
+    for (int d = rank - tile_rank; d < rank; ++d)
+      r.tile_dims.push_back(d);
+  }
+  r.extent.assign(rank, 1);
+  for (int i = 0; i < tile_rank; ++i)
+    r.extent[r.tile_dims[i]] = (*other_shape)[i];
+  if (b->scope != ir::Scope::Global) {
+    for (int d = 0; d < rank; ++d) {
+      auto c = ir::as_const_int(r.begin[d]);
+      if (c && (*c < 0 || *c + r.extent[d] > b->extent(d))) {
+        error(at->getExprLoc(), "the tile of " + b->name + ".at(...) in " + op + " reaches past the end of '" +
+                                    b->name + "' (dimension " + std::to_string(d) + ")",
+              "tiles of shared, fragment and local buffers must lie inside the buffer");
+        return std::nullopt;
+      }
+    }
+  }
+  return r;
+}
+
+bool Translator::tile_op(const CallExpr *call) {
+  const FunctionDecl *fn = call->getDirectCallee();
+  std::string name = qualified_name(fn);
+  if (name.rfind("tile::", 0) != 0)
+    return false;
+  std::string op = name.substr(6);
+  static const char *ops[] = {"copy", "gemm", "clear", "fill", "reduce_sum", "reduce_max", "reduce_min",
+                              "reduce_absmax", "reduce_abssum", "cumsum", "atomic_add", "atomic_max", "atomic_min",
+                              "print", "device_assert", "use_swizzle", "annotate_layout", "grid"};
+  bool known = false;
+  for (const char *o : ops)
+    known |= op == o;
+  if (!known)
+    return false;
+  SourceLocation loc = call->getExprLoc();
+
+  if (op == "grid") {
+    error(loc, "tile::grid may appear only once, as the first tile statement of a kernel",
+          "move it to the start of the kernel's body");
+    return true;
+  }
+  bool element_wise_ok = op == "print" || op == "device_assert" || op.rfind("atomic_", 0) == 0;
+  if (parallel_depth > 0 && !element_wise_ok) {
+    error(loc, "tile::" + op + " cannot be used inside a tile::parallel loop",
+          "tile operations work on whole tiles: call it before or after the loop");
+    return true;
+  }
+
+  auto whole_local = [&](const Expr *e, const char *what) -> ir::Buffer {
+    ir::Buffer b = buffer_ref(e, what);
+    if (b && b->scope == ir::Scope::Global) {
+      error(e->getExprLoc(), std::string("tile::") + what + " works on shared, fragment and local buffers, not on tensor '" +
+                                 b->name + "'",
+            "copy the tile into a buffer first: tile::copy(" + b->name + ".at(...), buf)");
+      return nullptr;
+    }
+    return b;
+  };
+
+  if (op == "copy") {
+    const Expr *src = call->getArg(0), *dst = call->getArg(1);
+    std::optional<ir::Region> s, d;
+    if (!is_at_call(dst) && buffer_ref(dst, "copy", false) && buffer_ref(dst, "copy")->scope != ir::Scope::Global) {
+      ir::Buffer db = buffer_ref(dst, "copy");
+      auto shape = shape_of(db);
+      d = ir::full_region(db);
+      s = region(src, &shape, "tile::copy");
+    } else if (!is_at_call(src) && buffer_ref(src, "copy", false) &&
+               buffer_ref(src, "copy")->scope != ir::Scope::Global) {
+      ir::Buffer sb = buffer_ref(src, "copy");
+      auto shape = shape_of(sb);
+      s = ir::full_region(sb);
+      d = region(dst, &shape, "tile::copy");
+    } else {
+      if (failed())
+        return true;
+      error(loc, "tile::copy needs a whole shared, fragment or local buffer as one of its operands",
+            "the other operand's extent comes from that buffer: copy(A.at(i, j), buf) or copy(buf, A.at(i, j))");
+      return true;
+    }
+    if (!s || !d)
+      return true;
+    if (s->tile_shape() != d->tile_shape()) {
+      error(loc, "tile::copy between tiles of different shapes: '" + s->buffer->name + "' is " +
+                     shape_string(s->tile_shape()) + " and '" + d->buffer->name + "' is " + shape_string(d->tile_shape()),
+            "copy between tiles of the same shape (a region x.at(...) takes the other operand's shape)");
+      return true;
+    }
+    if (d->buffer->read_only) {
+      error(call->getArg(1)->getExprLoc(), "tile::copy into read-only tensor '" + d->buffer->name + "'",
+            "declare it tile::tensor<T, Rank> without const");
+      return true;
+    }
+    emit(std::make_shared<ir::CopyNode>(*s, *d));
+    return true;
+  }
+
+  if (op == "gemm") {
+    ir::Buffer a = buffer_ref(call->getArg(0), "tile::gemm");
+    ir::Buffer b = a ? buffer_ref(call->getArg(1), "tile::gemm") : nullptr;
+    ir::Buffer c = b ? buffer_ref(call->getArg(2), "tile::gemm") : nullptr;
+    if (!c)
+      return true;
+    for (auto [buf, arg] : {std::pair{a, 0}, {b, 1}}) {
+      if (buf->scope == ir::Scope::Global) {
+        error(call->getArg(arg)->getExprLoc(), "operand '" + buf->name + "' of tile::gemm is a tensor",
+              "copy the tile into a tile::shared buffer first");
+        return true;
+      }
+    }
+    if (c->scope != ir::Scope::Fragment) {
+      error(call->getArg(2)->getExprLoc(), "the accumulator '" + c->name + "' of tile::gemm must be a tile::fragment",
+            "declare it tile::fragment<float, M, N>");
+      return true;
+    }
+    bool ta = false, tb = false, clear = false;
+    ir::WarpPolicy policy = ir::WarpPolicy::Square;
+    if (call->getNumArgs() > 3) {
+      auto v = evaluate(call->getArg(3));
+      if (!v || !v->isStruct() || v->getStructNumFields() < 4) {
+        error(call->getArg(3)->getExprLoc(), "the options of tile::gemm must be compile-time constants",
+              "write {.transpose_b = true} with constant values");
+        return true;
+      }
+      ta = v->getStructField(0).getInt().getBoolValue();
+      tb = v->getStructField(1).getInt().getBoolValue();
+      clear = v->getStructField(2).getInt().getBoolValue();
+      policy = ir::WarpPolicy(v->getStructField(3).getInt().getExtValue());
+    }
+    auto sa = shape_of(a), sb = shape_of(b), sc = shape_of(c);
+    if (sa.size() != 2 || sb.size() != 2 || sc.size() != 2) {
+      error(loc, "tile::gemm needs 2-D operands", "");
+      return true;
+    }
+    std::int64_t m = ta ? sa[1] : sa[0], ka = ta ? sa[0] : sa[1];
+    std::int64_t kb = tb ? sb[1] : sb[0], n = tb ? sb[0] : sb[1];
+    if (ka != kb || sc[0] != m || sc[1] != n) {
+      error(loc, "tile::gemm shapes do not agree: " + std::string(ta ? "op(a) = a^T is " : "a is ") +
+                     shape_string(ta ? std::vector<std::int64_t>{m, ka} : sa) + ", " + (tb ? "op(b) = b^T is " : "b is ") +
+                     shape_string(tb ? std::vector<std::int64_t>{kb, n} : sb) + ", c is " + shape_string(sc),
+            "c[M, N] += op(a)[M, K] * op(b)[K, N]; set .transpose_a / .transpose_b for operands stored transposed");
+      return true;
+    }
+    emit(std::make_shared<ir::GemmNode>(ir::full_region(a), ir::full_region(b), ir::full_region(c), ta, tb, clear,
+                                        policy));
+    return true;
+  }
+
+  if (op == "clear" || op == "fill") {
+    ir::Buffer b = whole_local(call->getArg(0), op.c_str());
+    if (!b)
+      return true;
+    ir::Expr v = op == "clear" ? ir::int_imm(0) : expr(call->getArg(1));
+    if (!v)
+      return true;
+    emit(std::make_shared<ir::FillNode>(ir::full_region(b), ir::cast(b->dtype, v)));
+    return true;
+  }
+
+  if (op.rfind("reduce_", 0) == 0 || op == "cumsum") {
+    ir::Buffer s = whole_local(call->getArg(0), op.c_str());
+    ir::Buffer d = s ? whole_local(call->getArg(1), op.c_str()) : nullptr;
+    if (!d)
+      return true;
+    auto dim = const_int(call->getArg(2), "the dimension of tile::" + op);
+    if (!dim)
+      return true;
+    auto flag = const_int(call->getArg(3), std::string(op == "cumsum" ? "reverse" : "clear") + " of tile::" + op);
+    if (!flag)
+      return true;
+    if (*dim < 0 || *dim >= s->rank()) {
+      error(call->getArg(2)->getExprLoc(), "dimension " + std::to_string(*dim) + " is out of range for '" + s->name +
+                                               "' of rank " + std::to_string(s->rank()));
+      return true;
+    }
+    auto ss = shape_of(s), ds = shape_of(d);
+    if (op == "cumsum") {
+      if (ss != ds) {
+        error(loc, "tile::cumsum needs a destination of the source's shape: '" + s->name + "' is " +
+                       shape_string(ss) + ", '" + d->name + "' is " + shape_string(ds));
+        return true;
+      }
+      emit(std::make_shared<ir::CumsumNode>(s, d, int(*dim), *flag != 0));
+      return true;
+    }
+    std::vector<std::int64_t> want;
+    for (int i = 0; i < s->rank(); ++i)
+      if (i != *dim)
+        want.push_back(ss[i]);
+    if (want.empty())
+      want.push_back(1);
+    if (want != ds) {
+      error(loc, "tile::" + op + " of '" + s->name + "' " + shape_string(ss) + " along dimension " +
+                     std::to_string(*dim) + " gives " + shape_string(want) + ", but '" + d->name + "' is " +
+                     shape_string(ds),
+            "the destination has the source's shape without the reduced dimension");
+      return true;
+    }
+    std::string k = op.substr(7);
+    ir::ReduceKind kind = k == "sum"      ? ir::ReduceKind::Sum
+                          : k == "max"    ? ir::ReduceKind::Max
+                          : k == "min"    ? ir::ReduceKind::Min
+                          : k == "absmax" ? ir::ReduceKind::AbsMax
+                                          : ir::ReduceKind::AbsSum;
+    emit(std::make_shared<ir::ReduceNode>(kind, s, d, int(*dim), *flag != 0));
+    return true;
+  }
+
+  if (op.rfind("atomic_", 0) == 0) {
+    std::string k = op.substr(7);
+    ir::AtomicKind kind = k == "add" ? ir::AtomicKind::Add : k == "max" ? ir::AtomicKind::Max : ir::AtomicKind::Min;
+    if (auto ref = element_ref(call->getArg(0), true)) {
+      if (ref->buffer->scope != ir::Scope::Global) {
+        error(call->getArg(0)->getExprLoc(), "tile::" + op + " works on tensor elements, not on '" +
+                                                 ref->buffer->name + "'",
+              "atomics combine results across blocks in global memory");
+        return true;
+      }
+      ir::Expr v = expr(call->getArg(1));
+      if (!v)
+        return true;
+      ir::Region r;
+      r.buffer = ref->buffer;
+      r.begin = ref->indices;
+      r.extent.assign(ref->indices.size(), 1);
+      emit(std::make_shared<ir::AtomicNode>(kind, r, ir::cast(ir::arith_type(ref->buffer->dtype), v), std::nullopt));
+      return true;
+    }
+    if (failed())
+      return true;
+    ir::Buffer src = whole_local(call->getArg(1), op.c_str());
+    if (!src)
+      return true;
+    auto shape = shape_of(src);
+    auto d = region(call->getArg(0), &shape, ("tile::" + op).c_str());
+    if (!d)
+      return true;
+    if (d->buffer->scope != ir::Scope::Global || d->buffer->read_only) {
+      error(call->getArg(0)->getExprLoc(), "the destination of tile::" + op + " must be a writable tensor region");
+      return true;
+    }
+    emit(std::make_shared<ir::AtomicNode>(kind, *d, nullptr, ir::full_region(src)));
+    return true;
+  }
+
+  if (op == "print") {
+    std::vector<ir::Expr> args;
+    const Expr *pack = call->getNumArgs() ? call->getArg(0) : nullptr;
+    (void)pack;
+    for (unsigned i = 0; i < call->getNumArgs(); ++i) {
+      const Expr *a = strip_operand(call->getArg(i));
+      if (auto *sl = dyn_cast<StringLiteral>(a)) {
+        args.push_back(ir::string_imm(sl->getString().str()));
+        continue;
+      }
+      ir::Expr v = expr(call->getArg(i));
+      if (!v)
+        return true;
+      args.push_back(v);
+    }
+    emit(std::make_shared<ir::PrintNode>(args));
+    return true;
+  }
+
+  if (op == "device_assert") {
+    ir::Expr c = expr(call->getArg(0));
+    if (!c)
+      return true;
+    auto *sl = dyn_cast<StringLiteral>(strip_operand(call->getArg(1)));
+    if (!sl) {
+      error(call->getArg(1)->getExprLoc(), "the message of tile::device_assert must be a string literal");
+      return true;
+    }
+    std::string msg = sl->getString().str();
+    PresumedLoc p = ctx.getSourceManager().getPresumedLoc(loc);
+    if (p.isValid())
+      msg += " (" + std::string(p.getFilename()) + ":" + std::to_string(p.getLine()) + ")";
+    emit(std::make_shared<ir::AssertNode>(c, msg));
+    return true;
+  }
+
+  if (op == "use_swizzle") {
+    if (loop_depth > 0 || !inline_stack.empty()) {
+      error(loc, "tile::use_swizzle must be a statement of the kernel's body, outside loops and macros");
+      return true;
+    }
+    auto p = const_int(call->getArg(0), "the panel of tile::use_swizzle");
+    if (!p)
+      return true;
+    if (*p < 1) {
+      error(call->getArg(0)->getExprLoc(), "the panel of tile::use_swizzle must be positive");
+      return true;
+    }
+    kernel.swizzle_panel = int(*p);
+    return true;
+  }
+
+  if (op == "annotate_layout") {
+    ir::Buffer b = whole_local(call->getArg(0), "annotate_layout");
+    if (!b)
+      return true;
+    auto v = evaluate(call->getArg(1));
+    if (!v || !v->isStruct() || v->getStructNumFields() < 2) {
+      error(call->getArg(1)->getExprLoc(), "the layout of tile::annotate_layout must be a compile-time constant",
+            "use tile::layouts::row_major(), col_major() or swizzled(bytes)");
+      return true;
+    }
+    auto kind = ir::LayoutKind(v->getStructField(0).getInt().getExtValue());
+    int bytes = int(v->getStructField(1).getInt().getExtValue());
+    emit(std::make_shared<ir::AnnotateLayoutNode>(b, kind, bytes));
+    return true;
+  }
+  return false;
+}
+
+} // namespace tile::frontend

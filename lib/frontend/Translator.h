@@ -1,0 +1,147 @@
+// The kernel translator shared by the frontend's source files (internal to lib/frontend).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Decl.h"
+#include "clang/AST/DeclCXX.h"
+#include "clang/AST/Expr.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/Stmt.h"
+#include "clang/AST/StmtCXX.h"
+#include "clang/Sema/Sema.h"
+
+#include "frontend/Frontend.h"
+#include "ir/IR.h"
+
+namespace tile::frontend {
+
+/// What a tile type of the kernel language is.
+enum class TileTypeKind { None, Tensor, Shared, Fragment, Local, Stream, Region };
+
+struct TileTypeInfo {
+  TileTypeKind kind = TileTypeKind::None;
+  ir::ScalarType elem = ir::ScalarType::Void;
+  bool read_only = false;            // tensor<const T, R>
+  int rank = 0;                      // tensors
+  std::vector<std::int64_t> shape;   // shared / fragment / local
+};
+
+/// Classifies a Clang type (references and cv-qualifiers stripped).
+TileTypeInfo classify_tile_type(clang::QualType t);
+/// The IR scalar type of an arithmetic or extended-float Clang type.
+std::optional<ir::ScalarType> scalar_type_of(clang::QualType t);
+/// The fully qualified name of `d` ("tile::copy"), or "" when it has none.
+std::string qualified_name(const clang::NamedDecl *d);
+
+/// Raised through the translator when a construct cannot be translated; the diagnostic has
+/// been reported already. (The frontend is compiled without exceptions, so this is a flag.)
+struct TranslateError {};
+
+class Translator {
+public:
+  Translator(clang::Sema &sema, const clang::FunctionDecl *kernel);
+
+  std::optional<ir::Kernel> run(clang::Stmt *body);
+
+  // Diagnostics ----------------------------------------------------------------------
+  /// Reports `message` at `loc`, with `note` (what to write instead) when given, and marks
+  /// the translation failed.
+  void error(clang::SourceLocation loc, const std::string &message, const std::string &note = "",
+             clang::SourceRange range = {});
+  bool failed() const { return failed_; }
+
+  // Expressions (TranslateExpr.cpp) --------------------------------------------------
+  /// An rvalue scalar expression; null on error.
+  ir::Expr expr(const clang::Expr *e);
+  /// A compile-time integer, or an error saying `what` must be constant.
+  std::optional<std::int64_t> const_int(const clang::Expr *e, const std::string &what);
+  /// The value of `e` when it is a constant expression.
+  std::optional<clang::APValue> evaluate(const clang::Expr *e);
+
+  /// An element access `b(i, j)` of a tile buffer or tensor.
+  struct ElementRef {
+    ir::Buffer buffer;
+    std::vector<ir::Expr> indices;
+  };
+  /// Recognizes `b(i, j, ...)`; nullopt (without error) when `e` is no element access.
+  std::optional<ElementRef> element_ref(const clang::Expr *e, bool for_write);
+
+  // Statements (TranslateStmt.cpp) ---------------------------------------------------
+  void stmt(const clang::Stmt *s);
+  void emit(ir::Stmt s) { blocks_.back().push_back(std::move(s)); }
+  /// Translates `s` into a statement of its own.
+  ir::Stmt sub_block(const clang::Stmt *s);
+
+  // Tile operations (TranslateTileOps.cpp) -----------------------------------------
+  /// Translates a call of a tile operation; false when `call` is none.
+  bool tile_op(const clang::CallExpr *call);
+  ir::Buffer buffer_ref(const clang::Expr *e, const char *op, bool required = true);
+  /// A region operand: a whole buffer or `x.at(...)`; `other_shape` is the tile's shape
+  /// when the operand's extent comes from the other operand.
+  std::optional<ir::Region> region(const clang::Expr *e, const std::vector<std::int64_t> *other_shape,
+                                   const char *op);
+
+  // Calls of macros and lambdas -------------------------------------------------------
+  /// Inlines a macro or lambda call; returns its value (null for void) and sets `handled`.
+  ir::Expr inline_call(const clang::CallExpr *call, bool &handled);
+
+  // State ------------------------------------------------------------------------------
+  struct Binding {
+    ir::Var var;                        // a scalar variable
+    ir::Expr value;                     // an immutable value (constants, macro arguments)
+    ir::Buffer buffer;                  // a tensor or tile buffer
+    const clang::CXXMethodDecl *lambda = nullptr; // a lambda's call operator
+  };
+  std::map<const clang::ValueDecl *, Binding> env;
+  const Binding *lookup(const clang::ValueDecl *d) const;
+
+  clang::Sema &sema;
+  clang::ASTContext &ctx;
+  const clang::FunctionDecl *kernel_decl;
+  ir::Kernel kernel;
+  int parallel_depth = 0;
+  int loop_depth = 0;
+  /// Macros and lambdas being inlined (recursion check) and where their value goes.
+  struct InlineFrame {
+    const clang::FunctionDecl *fn;
+    ir::Var result;
+    bool returned = false;
+  };
+  std::vector<InlineFrame> inline_stack;
+
+  std::string unique_name(const std::string &base);
+
+private:
+  bool failed_ = false;
+  std::vector<std::vector<ir::Stmt>> blocks_;
+  std::map<std::string, int> names_;
+  friend class StmtBuilderScope;
+
+public:
+  /// Collects the statements emitted while it lives into one statement.
+  class Block {
+  public:
+    explicit Block(Translator &t) : t_(t) { t_.blocks_.emplace_back(); }
+    ir::Stmt finish() {
+      auto s = ir::seq(std::move(t_.blocks_.back()));
+      t_.blocks_.pop_back();
+      done_ = true;
+      return s;
+    }
+    ~Block() {
+      if (!done_)
+        t_.blocks_.pop_back();
+    }
+
+  private:
+    Translator &t_;
+    bool done_ = false;
+  };
+};
+
+} // namespace tile::frontend

@@ -1,0 +1,225 @@
+// Every construct the kernel language cannot take is one error at the offending
+// expression, with a note saying what to write instead.
+// RUN: %tile-cxx -fsyntax-only -ferror-limit=0 -Xclang -verify %s
+
+#include <tile/tile.h>
+#include <vector>
+
+namespace T = tile;
+
+struct Base {
+  virtual float f(float x) const { return x; }
+};
+int counter = 0;
+float helper(float x) { return x + 1; }
+constexpr int twice(int x) { return 2 * x; }
+[[tile::macro]] float recurse(float x) { return recurse(x); } // expected-error {{recursive call to 'recurse' is not supported in a kernel}} expected-note {{macros and lambdas are inlined: write the recursion as a loop}}
+
+[[tile::kernel]] void k_throw(T::tensor<float, 1> x) {
+  auto [bx] = T::grid(1);
+  if (bx > 3)
+    throw 1; // expected-error {{exceptions are not supported in kernels}} expected-note {{check conditions with tile::device_assert(cond, "message")}}
+}
+
+[[tile::kernel]] void k_try(T::tensor<float, 1> x) {
+  auto [bx] = T::grid(1);
+  try { // expected-error {{exceptions are not supported in kernels}} expected-note {{check conditions with tile::device_assert}}
+    x(0) = 1;
+  } catch (...) {
+  }
+}
+
+[[tile::kernel]] void k_new(T::tensor<float, 1> x) {
+  auto [bx] = T::grid(1);
+  float *p = new float[4]; // expected-error {{variable 'p' of type 'float *' is not supported in a kernel}} expected-note {{use tile::local<T, N> for a per-thread array}}
+}
+
+[[tile::kernel]] void k_virtual(T::tensor<float, 1> x) {
+  auto [bx] = T::grid(1);
+  Base b; // expected-error {{variable 'b' of type 'Base' is not supported in a kernel}} expected-note {{kernels hold arithmetic scalars and tile buffers}}
+}
+
+[[tile::kernel]] void k_recursion(T::tensor<float, 1> x) {
+  auto [bx] = T::grid(1);
+  float v = recurse(1.0f);
+}
+
+[[tile::kernel]] void k_goto(T::tensor<float, 1> x) {
+  auto [bx] = T::grid(1);
+  goto end; // expected-error {{goto is not supported in kernels}} expected-note {{use structured loops and if statements}}
+end:;
+}
+
+[[tile::kernel]] void k_vector(T::tensor<float, 1> x) {
+  auto [bx] = T::grid(1);
+  std::vector<float> v(4); // expected-error {{variable 'v' of type 'std::vector<float>' is not supported in a kernel}} expected-note {{use tile::local<T, N> for a per-thread array}}
+}
+
+[[tile::kernel]] void k_unknown_callee(T::tensor<float, 1> x) {
+  auto [bx] = T::grid(1);
+  float v = helper(1.0f); // expected-error {{call to 'helper' is not supported in a kernel}} expected-note {{kernels can call tile:: functions, [[tile::macro]] functions, lambdas and constexpr functions}}
+}
+
+[[tile::kernel]] void k_std_math(T::tensor<float, 1> x) {
+  auto [bx] = T::grid(1);
+  float v = std::exp(x(0)); // expected-error {{call to 'std::exp' is not supported in a kernel}} expected-note {{use the kernel language's own functions (tile::exp where it exists)}}
+}
+
+[[tile::kernel]] void k_constexpr_runtime(T::tensor<float, 1> x, int n) {
+  auto [bx] = T::grid(1);
+  int v = twice(n); // expected-error {{call to constexpr function 'twice' is not a compile-time constant here}} expected-note {{mark it [[tile::macro]]}}
+}
+
+[[tile::kernel]] void k_parallel_extent(T::tensor<float, 1> x, int n) {
+  auto [bx] = T::grid(1);
+  T::fragment<float, 64> f;
+  for (int i : T::parallel(n)) // expected-error {{the extent of tile::parallel must be a compile-time constant}} expected-note {{use a template parameter, a constexpr variable or a literal}}
+    f(i) = 0;
+}
+
+[[tile::kernel]] void k_copy_shapes(T::tensor<float, 2> x) {
+  auto [bx] = T::grid(1);
+  T::shared<float, 64, 32> s;
+  T::fragment<float, 32, 64> f;
+  T::copy(s, f); // expected-error {{tile::copy between tiles of different shapes: 's' is [64, 32] and 'f' is [32, 64]}} expected-note {{copy between tiles of the same shape}}
+}
+
+[[tile::kernel]] void k_gemm_shapes(T::tensor<float, 2> x) {
+  auto [bx] = T::grid(1);
+  T::shared<T::bf16, 64, 32> a;
+  T::shared<T::bf16, 64, 64> b;
+  T::fragment<float, 64, 64> c;
+  T::gemm(a, b, c); // expected-error {{tile::gemm shapes do not agree: a is [64, 32], b is [64, 64], c is [64, 64]}} expected-note {{c[M, N] += op(a)[M, K] * op(b)[K, N]}}
+}
+
+[[tile::kernel]] void k_reduce_shapes(T::tensor<float, 2> x) {
+  auto [bx] = T::grid(1);
+  T::fragment<float, 64, 32> f;
+  T::fragment<float, 32> r;
+  T::reduce_max(f, r, 1); // expected-error {{tile::reduce_max of 'f' [64, 32] along dimension 1 gives [64], but 'r' is [32]}} expected-note {{the destination has the source's shape without the reduced dimension}}
+}
+
+[[tile::kernel]] void k_while(T::tensor<float, 1> x) {
+  auto [bx] = T::grid(1);
+  int i = 0;
+  while (i < 4) // expected-error {{while loops are not supported in kernels}} expected-note {{write a for loop with a trip count}}
+    ++i;
+}
+
+[[tile::kernel]] void k_break(T::tensor<float, 1> x) {
+  auto [bx] = T::grid(1);
+  for (int i = 0; i < 4; ++i)
+    if (i == 2)
+      break; // expected-error {{break is not supported in kernels}} expected-note {{guard the rest of the loop body with if (...)}}
+}
+
+[[tile::kernel]] void k_return(T::tensor<float, 1> x) {
+  auto [bx] = T::grid(1);
+  if (bx == 0)
+    return; // expected-error {{return is not supported in the body of a kernel}} expected-note {{guard the rest of the kernel with if (...) instead of returning early}}
+}
+
+[[tile::kernel]] void k_global(T::tensor<float, 1> x) {
+  auto [bx] = T::grid(1);
+  x(0) = counter; // expected-error {{kernel uses variable 'counter', which is not a compile-time constant}} expected-note {{pass the value as a kernel parameter or make it constexpr}}
+}
+
+[[tile::kernel]] void k_no_grid(T::tensor<float, 1> x) { // expected-error {{tile kernel 'k_no_grid' has no tile::grid statement}} expected-note {{bind the block indices first: auto [bx] = tile::grid(n);}}
+  x(0) = 1;
+}
+
+[[tile::kernel]] void k_before_grid(T::tensor<float, 1> x) {
+  x(0) = 1; // expected-error {{only declarations of scalars may come before tile::grid in a kernel}} expected-note {{bind the block indices first}}
+  auto [bx] = T::grid(1);
+}
+
+[[tile::kernel]] void k_param(std::vector<float> v) { // expected-error {{kernel parameter 'v' has type 'std::vector<float>', which a kernel cannot take}} expected-note {{kernel parameters are tile::tensor<T, Rank> views, arithmetic scalars and a last tile::stream}}
+  auto [bx] = T::grid(1);
+}
+
+[[tile::kernel]] void k_fragment_outside(T::tensor<float, 1> x) {
+  auto [bx] = T::grid(1);
+  T::fragment<float, 64> f;
+  T::clear(f);
+  x(0) = f(3); // expected-error {{element of fragment 'f' accessed outside a tile::parallel loop}} expected-note {{fragments are spread over the block's threads}}
+}
+
+[[tile::kernel]] void k_op_in_parallel(T::tensor<float, 1> x) {
+  auto [bx] = T::grid(1);
+  T::fragment<float, 64> f;
+  for (int i : T::parallel(64))
+    T::clear(f); // expected-error {{tile::clear cannot be used inside a tile::parallel loop}} expected-note {{tile operations work on whole tiles}}
+}
+
+[[tile::kernel]] void k_copy_const(T::tensor<const float, 1> x) {
+  auto [bx] = T::grid(1);
+  T::fragment<float, 64> f;
+  T::clear(f);
+  T::copy(f, x.at(0)); // expected-error {{tile::copy into read-only tensor 'x'}} expected-note {{declare it tile::tensor<T, Rank> without const}}
+}
+
+[[tile::kernel]] void k_threads(T::tensor<float, 1> x) {
+  auto [bx] = T::grid(1, T::threads(2048)); // expected-error {{a block has 1 to 1024 threads, not 2048}}
+}
+
+[[tile::kernel]] void k_stages(T::tensor<float, 1> x, int s) {
+  auto [bx] = T::grid(1);
+  for (int k : T::pipelined(4, T::stages(s))) // expected-error {{the number of pipeline stages must be a compile-time constant}} expected-note {{use a template parameter}}
+    x(k) = 0;
+}
+
+[[tile::kernel]] void k_unroll(T::tensor<float, 1> x, int n) {
+  auto [bx] = T::grid(1);
+  for (int k : T::unroll(n)) // expected-error {{the extent of tile::unroll must be a compile-time constant}} expected-note {{use a template parameter}}
+    x(k) = 0;
+}
+
+[[tile::kernel]] void k_switch(T::tensor<float, 1> x) {
+  auto [bx] = T::grid(1);
+  switch (bx) { // expected-error {{switch statements are not supported in kernels}} expected-note {{use if / else if}}
+  default:
+    break;
+  }
+}
+
+[[tile::kernel]] void k_pointer(T::tensor<float, 1> x) {
+  auto [bx] = T::grid(1);
+  float v = *x.data(); // expected-error {{pointers are not supported in kernels}} expected-note {{index tensors and buffers directly: t(i, j)}}
+}
+
+[[tile::kernel]] void k_loop_var(T::tensor<float, 1> x) {
+  auto [bx] = T::grid(1);
+  for (int i = 0; i < 8; ++i) // expected-error {{this for loop has no trip count the compiler can derive}} expected-note {{with an integer variable that the body does not modify}}
+    i += 2;
+}
+
+[[tile::kernel]] void k_second_grid(T::tensor<float, 1> x) {
+  auto [bx] = T::grid(1);
+  T::grid(2); // expected-error {{tile::grid may appear only once, as the first tile statement of a kernel}} expected-note {{move it to the start of the kernel's body}}
+}
+
+[[tile::kernel]] void k_region_var(T::tensor<float, 1> x) {
+  auto [bx] = T::grid(1);
+  auto r = x.at(0); // expected-error {{a region cannot be stored in a variable}} expected-note {{pass x.at(...) directly to the tile operation}}
+}
+
+[[tile::kernel]] void k_copy_two_regions(T::tensor<float, 1> x, T::tensor<float, 1> y) {
+  auto [bx] = T::grid(1);
+  T::copy(x.at(0), y.at(0)); // expected-error {{tile::copy needs a whole shared, fragment or local buffer as one of its operands}} expected-note {{the other operand's extent comes from that buffer}}
+}
+
+[[tile::kernel]] void k_static(T::tensor<float, 1> x) {
+  auto [bx] = T::grid(1);
+  static int s = 0; // expected-error {{static variables are not supported in kernels}} expected-note {{use a tile::shared buffer}}
+}
+
+[[tile::kernel]] void k_dim(T::tensor<float, 2> x) {
+  auto [bx] = T::grid(x.size(2)); // expected-error {{dimension 2 is out of range for tensor 'x' of rank 2}}
+}
+
+[[tile::kernel]] void k_shared_oob(T::tensor<float, 2> x) {
+  auto [bx] = T::grid(1);
+  T::shared<float, 64, 64> s;
+  T::fragment<float, 32, 32> f;
+  T::copy(s.at(0, 48), f); // expected-error {{the tile of s.at(...) in tile::copy reaches past the end of 's' (dimension 1)}} expected-note {{tiles of shared, fragment and local buffers must lie inside the buffer}}
+}
