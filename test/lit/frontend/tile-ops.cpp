@@ -1,0 +1,71 @@
+// Buffers of rank 1 to 4, regions (with tile::slice), and every tile operation.
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-print-after=frontend %s 2>&1 | FileCheck %s
+
+#include <tile/tile.h>
+namespace T = tile;
+
+// CHECK-LABEL: kernel ops(Q: tensor<const bf16, 4>, O: tensor<f32, 2>, S: tensor<i32, 1>)
+[[tile::kernel]] void ops(T::tensor<const T::bf16, 4> Q, T::tensor<float, 2> O, T::tensor<int, 1> S) {
+  auto [bx, by, bz] = T::grid(4, Q.size(2), Q.size(0), T::threads(256));
+  // CHECK: grid(bx < 4, by < i32(Q.size(2)), bz < i32(Q.size(0))) threads(256)
+  T::shared<T::bf16, 64, 32> Qs;
+  T::fragment<float, 64, 32> acc;
+  T::fragment<float, 64> row;
+  T::local<int, 2, 2, 2, 2> l4;
+  // CHECK: shared Qs: bf16[64, 32]
+  // CHECK: local l4: i32[2, 2, 2, 2]
+  // CHECK: copy(Q[bz, bx * 64 +: 64, by, 0 +: 32], Qs)
+  T::copy(Q.at(bz, T::slice(bx * 64), by, T::slice(0)), Qs);
+  // CHECK: copy(Qs, acc)
+  T::copy(Qs, acc);
+  // CHECK: fill(acc, 1.0f)
+  T::fill(acc, 1.0f);
+  // CHECK: fill(l4, 0)
+  T::clear(l4);
+  // CHECK: reduce_sum(acc, row, dim=1)
+  T::reduce_sum(acc, row, 1);
+  // CHECK: reduce_max(acc, row, dim=1, accumulate)
+  T::reduce_max(acc, row, 1, false);
+  // CHECK: reduce_min(acc, row, dim=1)
+  T::reduce_min(acc, row, 1);
+  // CHECK: reduce_absmax(acc, row, dim=1)
+  T::reduce_absmax(acc, row, 1);
+  // CHECK: reduce_abssum(acc, row, dim=1)
+  T::reduce_abssum(acc, row, 1);
+  // CHECK: cumsum(acc, acc, dim=0, reverse)
+  T::cumsum(acc, acc, 0, true);
+  // Trailing dimensions when there are no slice marks.
+  // CHECK: copy(acc, O[bx * 64 +: 64, 0 +: 32])
+  T::copy(acc, O.at(bx * 64, 0));
+  // CHECK: atomic_add(S[bx], 1)
+  T::atomic_add(S(bx), 1);
+  // CHECK: atomic_max(O[0, 0], 2.5f)
+  T::atomic_max(O(0, 0), 2.5f);
+  // CHECK: atomic_add(O[bx * 64 +: 64, 0 +: 32], acc)
+  T::atomic_add(O.at(bx * 64, 0), acc);
+  // CHECK: print("block", bx, "row", f32(Qs[0, 0]))
+  T::print("block", bx, "row", float(Qs(0, 0)));
+  // CHECK: assert(bx < 4, "bx in range ({{.*}}tile-ops.cpp:[[@LINE+1]])")
+  T::device_assert(bx < 4, "bx in range");
+  // CHECK: annotate_layout(Qs, swizzled(64))
+  T::annotate_layout(Qs, T::layouts::swizzled(64));
+}
+
+// CHECK-LABEL: kernel gemms(A: tensor<const f16, 2>, C: tensor<f32, 2>)
+// CHECK-NEXT: grid(bx < 8, by < 8) threads(128) swizzle(4) {
+[[tile::kernel]] void gemms(T::tensor<const T::f16, 2> A, T::tensor<float, 2> C) {
+  auto [bx, by] = T::grid(8, 8);
+  T::use_swizzle(4);
+  T::shared<T::f16, 64, 32> a;
+  T::shared<T::f16, 48, 32> bt;
+  T::fragment<float, 64, 48> c;
+  T::copy(A.at(by * 64, 0), a);
+  T::copy(A.at(bx * 48, 0), bt);
+  // CHECK: gemm(a, bt, c, transpose_b, clear_accum, policy=full_row)
+  T::gemm(a, bt, c, {.transpose_b = true, .clear_accum = true, .policy = T::warp_policy::full_row});
+  T::shared<T::f16, 32, 64> at;
+  T::shared<T::f16, 32, 48> b;
+  // CHECK: gemm(at, b, c, transpose_a)
+  T::gemm(at, b, c, {.transpose_a = true});
+  T::copy(c, C.at(by * 64, bx * 48));
+}
