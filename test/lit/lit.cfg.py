@@ -33,6 +33,7 @@ config.substitutions.append(("%clangxx", config.tile_clangxx))
 config.substitutions.append(("%include", include))
 config.substitutions.append(("%plugin", plugin))
 config.substitutions.append(("%tile-src", config.tile_source_dir))
+config.substitutions.append(("%tile-bin", config.tile_binary_dir))
 
 if config.nvcc and os.path.exists(config.nvcc):
     config.available_features.add("nvcc")

@@ -1,0 +1,10 @@
+// Bad plugin options are errors that say what is accepted.
+// RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-bogus=1 %s 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// UNKNOWN: error: tile plugin: unknown option 'bogus'; the options are targets=, print-after=
+// RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=gpu %s 2>&1 | FileCheck %s --check-prefix=TARGET
+// TARGET: error: tile plugin: unknown target 'gpu' in targets=
+// RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-print-after=nonsense %s 2>&1 | FileCheck %s --check-prefix=PASS
+// PASS: error: tile plugin: unknown pass 'nonsense' in print-after=; the passes are: frontend lower-tile-ops codegen
+// RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-cache %s 2>&1 | FileCheck %s --check-prefix=VALUE
+// VALUE: error: tile plugin: option 'cache' needs a value: -fplugin-arg-tile-cache=VALUE
+#include <tile/tile.h>
