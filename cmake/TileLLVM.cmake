@@ -1,5 +1,5 @@
 # Finds LLVM and Clang 19 (Debian: llvm-19-dev, libclang-19-dev).
-find_package(LLVM 19 REQUIRED CONFIG HINTS /usr/lib/llvm-19/lib/cmake/llvm)
+find_package(LLVM REQUIRED CONFIG HINTS /usr/lib/llvm-19/lib/cmake/llvm)
 find_package(Clang REQUIRED CONFIG HINTS ${LLVM_DIR}/../clang /usr/lib/llvm-19/lib/cmake/clang)
 message(STATUS "tile: LLVM ${LLVM_PACKAGE_VERSION} at ${LLVM_INSTALL_PREFIX}")
 if(NOT LLVM_PACKAGE_VERSION VERSION_GREATER_EQUAL 19 OR LLVM_PACKAGE_VERSION VERSION_GREATER_EQUAL 20)

@@ -7,6 +7,8 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "tile/tensor.h"
@@ -103,9 +105,16 @@ public:
   }
   /// Waits for work on the array's device, then copies it to the host.
   std::vector<T> to_vector() const {
-    std::vector<T> v(static_cast<std::size_t>(numel()));
-    rt::copy_to_host(device_, v.data(), data_, bytes());
-    return v;
+    if constexpr (std::is_same_v<T, bool>) {
+      // std::vector<bool> packs its bits: copy through a plain buffer.
+      std::vector<unsigned char> bytes_copy(static_cast<std::size_t>(numel()));
+      rt::copy_to_host(device_, bytes_copy.data(), data_, bytes());
+      return std::vector<bool>(bytes_copy.begin(), bytes_copy.end());
+    } else {
+      std::vector<T> v(static_cast<std::size_t>(numel()));
+      rt::copy_to_host(device_, v.data(), data_, bytes());
+      return v;
+    }
   }
 
   operator tensor<T, Rank>() const { return tensor<T, Rank>(data_, sizes_); }

@@ -196,15 +196,16 @@ void Translator::stmt(const Stmt *s) {
             "guard the rest of the kernel with if (...) instead of returning early");
       return;
     }
-    InlineFrame &f = inline_stack.back();
+    // By index: evaluating the value may inline further calls, which grow inline_stack.
+    size_t frame = inline_stack.size() - 1;
     if (rs->getRetValue()) {
       ir::Expr v = expr(rs->getRetValue());
       if (!v)
         return;
-      if (f.result)
-        emit(ir::assign(f.result, v));
+      if (inline_stack[frame].result)
+        emit(ir::assign(inline_stack[frame].result, v));
     }
-    f.returned = true;
+    inline_stack[frame].returned = true;
     return;
   }
 

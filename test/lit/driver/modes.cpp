@@ -4,8 +4,8 @@
 // RUN: %tile-cxx -c %s -o %t/a.o
 // RUN: llvm-nm %t/a.o | FileCheck %s --check-prefix=OBJ
 // OBJ-DAG: T _Z6squareN4tile6tensorIfLi1EEE
-// OBJ-DAG: b _ZL13__tile_image_0
-// OBJ-DAG: U _ZN4tile2rt12launch_packedEPKclllPKNS0_10kernel_argEiPKNS_6streamE
+// OBJ-DAG: b _ZL{{[0-9]+}}__tile_image_0
+// OBJ-DAG: U _ZN4tile2rt13launch_packedEPKclllPKNS0_10kernel_argEiPKNS_6streamE
 // OBJ-DAG: U _ZN4tile2rt14register_imageEPKcS2_m
 // RUN: %tile-cxx -S -emit-llvm %s -o - | FileCheck %s --check-prefix=IR
 // IR: define{{.*}} void @_Z6squareN4tile6tensorIfLi1EEE(
