@@ -1,0 +1,54 @@
+// The interface every device backend implements (CPU now; CUDA and HIP later).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "tile/detail/launch.h"
+#include "tile/host.h"
+
+namespace tile::runtime {
+
+/// A device image loaded by a backend (CPU: a loaded shared object; CUDA: a CUmodule).
+using ModuleHandle = void *;
+/// One kernel entry of a loaded image (CPU: the entry's address; CUDA: a CUfunction).
+using FunctionHandle = void *;
+
+/// How to run a kernel, besides the function and its arguments.
+struct LaunchConfig {
+  std::int64_t grid[3]; // every extent positive
+  int threads;          // threads per block, from the manifest
+  void *stream;         // the native stream; null: the device's default stream
+};
+
+/// One device: memory, image loading and launches. Methods throw tile::error with the bare
+/// cause ("out of memory allocating 64 bytes"); the runtime's API functions add the kernel and
+/// device names. Backends live as long as the process and are used from any thread.
+class Backend {
+public:
+  virtual ~Backend() = default;
+
+  /// The device this backend drives.
+  virtual tile::device device() const = 0;
+  /// The manifest target of the images it runs: "cpu", "cuda" or "hip".
+  virtual const char *target() const = 0;
+  std::string name() const { return device().name(); }
+
+  virtual void *allocate(std::size_t bytes) = 0;
+  virtual void deallocate(void *p) noexcept = 0;
+  virtual void copy_to_device(void *dst, const void *src, std::size_t bytes) = 0;
+  /// Waits for work on the device that may write `src` first.
+  virtual void copy_to_host(void *dst, const void *src, std::size_t bytes) = 0;
+
+  /// Loads an image. Its `size` bytes at `image` stay valid for the process's lifetime.
+  virtual ModuleHandle load_module(const void *image, std::size_t size) = 0;
+  virtual FunctionHandle find_function(ModuleHandle module, const std::string &symbol) = 0;
+  /// Runs `fn` over the grid with arguments already checked against its signature.
+  virtual void launch(FunctionHandle fn, const LaunchConfig &config, const rt::kernel_arg *args,
+                      int nargs) = 0;
+  /// Waits for all work launched on the device.
+  virtual void synchronize() = 0;
+};
+
+} // namespace tile::runtime

@@ -1,0 +1,129 @@
+// tile::rt::launch_packed: finds a kernel's image for the current device, checks the
+// arguments against the manifest's signature, and hands the launch to the backend.
+#include <cstdlib>
+#include <cxxabi.h>
+#include <memory>
+#include <string>
+
+#include "runtime/Device.h"
+#include "runtime/Registry.h"
+#include "tile/detail/launch.h"
+#include "tile/host.h"
+
+namespace tile::runtime {
+
+namespace {
+
+/// A readable name for a kernel that is not registered: its demangled key.
+std::string demangle(const char *key) {
+  int status = 0;
+  std::unique_ptr<char, decltype(&std::free)> name(
+      abi::__cxa_demangle(key, nullptr, nullptr, &status), &std::free);
+  return status == 0 && name ? std::string(name.get()) : std::string(key);
+}
+
+[[noreturn]] void fail(std::string_view kernel, const tile::device &d, const std::string &cause) {
+  throw tile::error("tile kernel '" + std::string(kernel) + "' on " + d.name() + ": " + cause);
+}
+
+std::string describe_arg(const rt::kernel_arg &a) {
+  if (a.kind == rt::kernel_arg::tensor_arg)
+    return describe(ParamSignature{true, a.dtype, a.rank});
+  if (a.kind == rt::kernel_arg::scalar_arg)
+    return describe(ParamSignature{false, a.dtype, 0});
+  return "an argument of unknown kind " + std::to_string(a.kind);
+}
+
+/// Why `args` cannot be passed to `k`, or an empty string when they can.
+std::string check_arguments(const KernelInfo &k, const rt::kernel_arg *args, int nargs) {
+  if (nargs != int(k.params.size()))
+    return "expected " + std::to_string(k.params.size()) + " arguments, got " +
+           std::to_string(nargs);
+  if (nargs > 0 && !args)
+    return "null argument array";
+  for (int i = 0; i < nargs; ++i) {
+    const ParamSignature &p = k.params[i];
+    const rt::kernel_arg &a = args[i];
+    const std::string which = "argument " + std::to_string(i + 1);
+    const bool is_tensor = a.kind == rt::kernel_arg::tensor_arg;
+    if ((a.kind != rt::kernel_arg::tensor_arg && a.kind != rt::kernel_arg::scalar_arg) ||
+        is_tensor != p.is_tensor || a.dtype != p.dtype || (is_tensor && a.rank != p.rank))
+      return which + ": expected " + describe(p) + ", got " + describe_arg(a);
+    if (!is_tensor)
+      continue;
+    bool empty = false;
+    for (int d = 0; d < a.rank; ++d) {
+      if (a.sizes[d] < 0)
+        return which + " (" + describe(p) + "): size " + std::to_string(d) + " is negative (" +
+               std::to_string(a.sizes[d]) + ")";
+      empty |= a.sizes[d] == 0;
+    }
+    if (!empty && !a.data)
+      return which + " (" + describe(p) + "): null data pointer for a tensor with elements";
+  }
+  return "";
+}
+
+std::string grid_text(std::int64_t gx, std::int64_t gy, std::int64_t gz) {
+  return "(" + std::to_string(gx) + ", " + std::to_string(gy) + ", " + std::to_string(gz) + ")";
+}
+
+} // namespace
+
+} // namespace tile::runtime
+
+namespace tile::rt {
+
+void launch_packed(const char *key, std::int64_t gx, std::int64_t gy, std::int64_t gz,
+                   const kernel_arg *args, int nargs, const tile::stream *s) {
+  using namespace tile::runtime;
+  const tile::device dev = tile::current_device();
+  if (!key)
+    fail("(null)", dev, "null kernel key");
+  Backend &backend = backend_for(dev);
+
+  std::optional<Registry::Lookup> found = Registry::global().find(key, backend.target());
+  if (!found) {
+    const std::string name = demangle(key);
+    fail(name, dev,
+         "no image of kernel '" + name +
+             "' was registered; was its file built with the tile plugin?");
+  }
+  if (!found->conflict.empty())
+    fail(found->display_name, dev, found->conflict);
+  if (!found->kernel)
+    fail(found->display_name, dev,
+         "no image for target " + std::string(backend.target()) + " (it has images for " +
+             found->targets + "); build its file with " + backend.target() +
+             " in -fplugin-arg-tile-targets=");
+  const KernelInfo &kernel = *found->kernel;
+  if (std::string why = check_arguments(kernel, args, nargs); !why.empty())
+    fail(found->display_name, dev, why);
+  if (gx < 0 || gy < 0 || gz < 0)
+    fail(found->display_name, dev, "negative grid extent " + grid_text(gx, gy, gz));
+  std::int64_t blocks = 0;
+  if (__builtin_mul_overflow(gx, gy, &blocks) || __builtin_mul_overflow(blocks, gz, &blocks))
+    fail(found->display_name, dev, "grid " + grid_text(gx, gy, gz) + " has too many blocks");
+  if (blocks == 0)
+    return;
+
+  LaunchConfig config{{gx, gy, gz}, kernel.threads, s ? s->native() : nullptr};
+  try {
+    FunctionHandle fn = Registry::global().function(*found->image, kernel, backend);
+    backend.launch(fn, config, args, nargs);
+  } catch (const tile::error &e) {
+    fail(found->display_name, dev, e.what());
+  }
+}
+
+} // namespace tile::rt
+
+namespace tile::detail {
+
+void no_plugin(const char *what) {
+  throw tile::error(std::string("tile: ") + (what ? what : "a kernel") +
+                    " ran on the host because the kernel's file was compiled without the tile "
+                    "plugin; build it with tile-c++ or `clang++ -fplugin=libtile.so`");
+}
+
+} // namespace tile::detail

@@ -1,0 +1,169 @@
+#include "runtime/Manifest.h"
+
+#include <charconv>
+#include <set>
+
+#include "tile/host.h"
+
+namespace tile::runtime {
+
+namespace {
+
+constexpr const char *dtype_names[] = {
+    "float",    "double",    "int8_t",     "uint8_t",      "int16_t",
+    "uint16_t", "int32_t",   "uint32_t",   "int64_t",      "uint64_t",
+    "bool",     "tile::f16", "tile::bf16", "tile::f8e4m3", "tile::f8e5m2",
+};
+constexpr int dtype_count = int(sizeof(dtype_names) / sizeof(dtype_names[0]));
+static_assert(dtype_count == int(tile::dtype::f8e5m2) + 1, "dtype_names follows tile::dtype");
+
+[[noreturn]] void malformed(int line, const std::string &cause) {
+  throw tile::error("malformed tile image manifest, line " + std::to_string(line) + ": " + cause);
+}
+
+/// Parses all of `text` as a non-negative decimal int; false if it is anything else.
+bool parse_int(std::string_view text, int &value) {
+  if (text.empty() || text.front() < '0' || text.front() > '9')
+    return false;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return ec == std::errc() && end == text.data() + text.size();
+}
+
+/// Splits off the next space-separated field of `rest`; empty when there is none.
+std::string_view next_field(std::string_view &rest) {
+  size_t space = rest.find(' ');
+  std::string_view field = rest.substr(0, space);
+  rest = space == std::string_view::npos ? std::string_view() : rest.substr(space + 1);
+  return field;
+}
+
+ParamSignature parse_param(std::string_view text, int line) {
+  ParamSignature p;
+  auto bad = [&](const std::string &why) {
+    malformed(line, "parameter '" + std::string(text) + "': " + why);
+  };
+  if (text.empty())
+    bad("empty signature");
+  if (text.front() == 's') {
+    if (!parse_int(text.substr(1), p.dtype))
+      bad("expected s<dtype>");
+  } else if (text.front() == 't') {
+    size_t x = text.find('x');
+    if (x == std::string_view::npos || !parse_int(text.substr(1, x - 1), p.dtype) ||
+        !parse_int(text.substr(x + 1), p.rank))
+      bad("expected t<dtype>x<rank>");
+    if (p.rank < 1 || p.rank > 4)
+      bad("tensor rank must be 1 to 4");
+    p.is_tensor = true;
+  } else {
+    bad("expected t<dtype>x<rank> or s<dtype>");
+  }
+  if (!is_dtype(p.dtype))
+    bad("unknown dtype code " + std::to_string(p.dtype));
+  return p;
+}
+
+KernelInfo parse_kernel(std::string_view rest, int line) {
+  KernelInfo k;
+  std::string_view fields[4];
+  const char *names[4] = {"key", "symbol", "threads", "parameters"};
+  for (int i = 0; i < 4; ++i) {
+    fields[i] = next_field(rest);
+    if (fields[i].empty())
+      malformed(line, std::string("kernel record without ") + names[i]);
+  }
+  if (rest.empty())
+    malformed(line, "kernel record without display name");
+  k.key = fields[0];
+  k.symbol = fields[1];
+  if (!parse_int(fields[2], k.threads) || k.threads <= 0)
+    malformed(line, "threads '" + std::string(fields[2]) + "' is not a positive integer");
+  if (fields[3] != "-") {
+    std::string_view params = fields[3];
+    for (;;) {
+      size_t comma = params.find(',');
+      k.params.push_back(parse_param(params.substr(0, comma), line));
+      if (comma == std::string_view::npos)
+        break;
+      params = params.substr(comma + 1);
+    }
+  }
+  k.display_name = rest;
+  return k;
+}
+
+} // namespace
+
+Manifest parse_manifest(std::string_view text) {
+  Manifest m;
+  std::set<std::string, std::less<>> keys;
+  int line = 0;
+  bool have_target = false;
+  while (!text.empty()) {
+    size_t newline = text.find('\n');
+    std::string_view record = text.substr(0, newline);
+    text = newline == std::string_view::npos ? std::string_view() : text.substr(newline + 1);
+    ++line;
+    if (line == 1) {
+      std::string_view rest = record;
+      if (next_field(rest) != "tile-image")
+        malformed(line, "expected 'tile-image 1'");
+      int version = 0;
+      if (!parse_int(rest, version))
+        malformed(line, "expected 'tile-image 1'");
+      if (version != 1)
+        malformed(line, "unsupported manifest version " + std::to_string(version) +
+                            " (this runtime reads version 1)");
+      continue;
+    }
+    if (record.empty())
+      continue;
+    std::string_view rest = record;
+    std::string_view kind = next_field(rest);
+    if (kind == "target") {
+      if (have_target)
+        malformed(line, "a second 'target' record");
+      if (rest.empty() ||
+          rest.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != std::string_view::npos)
+        malformed(line, "expected 'target <name>'");
+      m.target = rest;
+      have_target = true;
+    } else if (kind == "kernel") {
+      if (!have_target)
+        malformed(line, "a 'kernel' record before the 'target' record");
+      KernelInfo k = parse_kernel(rest, line);
+      if (!keys.insert(k.key).second)
+        malformed(line, "kernel '" + k.key + "' is listed twice");
+      m.kernels.push_back(std::move(k));
+    } else {
+      malformed(line, "unknown record '" + std::string(kind) + "'");
+    }
+  }
+  if (line == 0)
+    malformed(1, "the manifest is empty");
+  if (!have_target)
+    malformed(line, "no 'target' record");
+  return m;
+}
+
+bool is_dtype(int code) {
+  return code >= 0 && code < dtype_count;
+}
+
+std::string dtype_name(int code) {
+  return is_dtype(code) ? dtype_names[code] : "dtype " + std::to_string(code);
+}
+
+std::string to_string(const ParamSignature &p) {
+  if (p.is_tensor)
+    return "t" + std::to_string(p.dtype) + "x" + std::to_string(p.rank);
+  return "s" + std::to_string(p.dtype);
+}
+
+std::string describe(const ParamSignature &p) {
+  if (p.is_tensor)
+    return "tensor<" + dtype_name(p.dtype) + ", " + std::to_string(p.rank) + ">";
+  return dtype_name(p.dtype);
+}
+
+} // namespace tile::runtime

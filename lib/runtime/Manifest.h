@@ -1,0 +1,54 @@
+// The manifest of a device image: which kernels it holds and how to call them.
+//
+// Text, one record per line, written by the compiler (lib/Pipeline) and read here:
+//
+//   tile-image 1
+//   target cpu
+//   kernel <key> <symbol> <threads> <params> <display name: the rest of the line>
+//
+// <key> is the kernel's mangled name (what launch_packed receives), <symbol> the image's
+// entry for it, <threads> the threads per block, <params> a comma-separated list of parameter
+// signatures, `t<dtype>x<rank>` for a tensor and `s<dtype>` for a scalar (dtype: the code of
+// tile::dtype), or `-` for none. <target> is the backend that runs the image (cpu, cuda, hip).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tile::runtime {
+
+/// The signature of one kernel parameter.
+struct ParamSignature {
+  bool is_tensor = false;
+  int dtype = 0; // a tile::dtype code
+  int rank = 0;  // tensors: 1 to 4; scalars: 0
+  friend bool operator==(const ParamSignature &, const ParamSignature &) = default;
+};
+
+struct KernelInfo {
+  std::string key;
+  std::string symbol;
+  int threads = 0;
+  std::vector<ParamSignature> params;
+  std::string display_name;
+};
+
+struct Manifest {
+  std::string target;
+  std::vector<KernelInfo> kernels;
+};
+
+/// Parses a manifest; throws tile::error naming the line and the cause when it is malformed.
+Manifest parse_manifest(std::string_view text);
+
+/// The manifest spelling of a signature: "t0x2", "s6".
+std::string to_string(const ParamSignature &p);
+/// How a user reads a signature: "tensor<float, 2>", "int32_t".
+std::string describe(const ParamSignature &p);
+/// The C++ spelling of a tile::dtype code ("float", "tile::bf16"), or "dtype N" if unknown.
+std::string dtype_name(int code);
+/// True when `code` is a tile::dtype.
+bool is_dtype(int code);
+
+} // namespace tile::runtime
