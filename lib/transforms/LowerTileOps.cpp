@@ -1,0 +1,334 @@
+#include "transforms/LowerTileOps.h"
+
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include "ir/Visitor.h"
+
+namespace tile::transforms {
+
+using namespace ir;
+
+namespace {
+
+Expr zero(ScalarType t) {
+  if (t == ScalarType::Bool)
+    return bool_imm(false);
+  return is_float(t) ? float_imm(0.0, t) : int_imm(0, t);
+}
+
+/// The largest (`top`) or smallest value of t; infinities for floats.
+Expr extreme(ScalarType t, bool top) {
+  if (t == ScalarType::Bool)
+    return bool_imm(top);
+  if (is_float(t))
+    return float_imm(top ? std::numeric_limits<double>::infinity() : -std::numeric_limits<double>::infinity(), t);
+  int n = bits(t);
+  if (!is_signed(t))
+    return int_imm(top ? -1 : 0, t); // -1 wraps to the all-ones maximum
+  if (n >= 64)
+    return int_imm(top ? std::numeric_limits<std::int64_t>::max() : std::numeric_limits<std::int64_t>::min(), t);
+  std::int64_t max = (std::int64_t(1) << (n - 1)) - 1;
+  return int_imm(top ? max : -max - 1, t);
+}
+
+Expr conjunction(const std::vector<Expr> &conds) {
+  Expr c;
+  for (auto &e : conds)
+    c = c ? logical_and(c, e) : e;
+  return c;
+}
+
+/// Whether `e` reads variable `v`.
+bool uses(const Expr &e, const VarNode *v) {
+  bool found = false;
+  class Finder : public IRVisitor {
+  public:
+    const VarNode *v;
+    bool &found;
+    Finder(const VarNode *var, bool &f) : v(var), found(f) {}
+    void visit_Var(const VarNode *n) override { found |= n == v; }
+  } finder(v, found);
+  finder.visit(e);
+  return found;
+}
+
+/// The loops of one tile operation: vars[d] runs over [0, extents[d]).
+struct TileLoops {
+  std::vector<Var> vars;
+  std::vector<std::int64_t> extents;
+};
+
+TileLoops make_tile_loops(const std::vector<std::int64_t> &shape) {
+  static const char *names[] = {"i", "j", "k", "l"};
+  TileLoops l;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    l.vars.push_back(make_var(d < 4 ? names[d] : "i" + std::to_string(d), ScalarType::I32));
+    l.extents.push_back(shape[d]);
+  }
+  return l;
+}
+
+/// Wraps `body` in the parallel loops of `l`. Each guard becomes an If just inside the
+/// innermost loop whose variable it reads (outside all loops when it reads none), so a
+/// row that lies past a tensor's edge is skipped whole.
+Stmt build_loops(const TileLoops &l, const std::vector<Expr> &guards, Stmt body) {
+  const int rank = int(l.vars.size());
+  std::vector<std::vector<Expr>> at(rank + 1);
+  for (auto &g : guards) {
+    int level = 0;
+    for (int d = 0; d < rank; ++d)
+      if (uses(g, l.vars[d].get()))
+        level = d + 1;
+    at[level].push_back(g);
+  }
+  Stmt s = std::move(body);
+  for (int d = rank; d >= 0; --d) {
+    if (!at[d].empty())
+      s = if_then_else(conjunction(at[d]), s);
+    if (d > 0)
+      s = for_loop(l.vars[d - 1], int_imm(0), int_imm(l.extents[d - 1]), ForKind::Parallel, s);
+  }
+  return s;
+}
+
+class Lowerer : public IRMutator {
+public:
+  explicit Lowerer(const Kernel &k) {
+    for (auto &b : k.block_index)
+      if (b)
+        nonneg_.insert(b.get());
+    for_each_node(
+        k.body, nullptr, [&](const Stmt &s) {
+          if (auto a = s->as<AssignNode>())
+            assigned_.insert(a->var.get());
+        });
+  }
+
+protected:
+  // Knowledge of signs, for dropping lower-bound checks --------------------------------
+
+  /// True when `e` is provably >= 0 (overflow aside: it is undefined in the IR as in C++).
+  bool nonneg(const Expr &e) const {
+    if (e->type == ScalarType::Bool || (is_integer(e->type) && !is_signed(e->type)))
+      return true;
+    if (!is_integer(e->type))
+      return false;
+    switch (e->kind) {
+    case ExprKind::IntImm:
+      return e->as<IntImmNode>()->value >= 0;
+    case ExprKind::Var:
+      return nonneg_.count(e->as<VarNode>()) > 0;
+    case ExprKind::TensorDim:
+      return true;
+    case ExprKind::Cast: {
+      auto c = e->as<CastNode>();
+      ScalarType from = c->value->type;
+      if (from == ScalarType::Bool)
+        return true;
+      if (!is_integer(from))
+        return false;
+      // A narrowing cast may wrap; an unsigned value needs a wider signed type.
+      return is_signed(from) ? bits(e->type) >= bits(from) && nonneg(c->value) : bits(e->type) > bits(from);
+    }
+    case ExprKind::Binary: {
+      auto b = e->as<BinaryNode>();
+      switch (b->op) {
+      case BinaryOp::Add:
+      case BinaryOp::Mul:
+      case BinaryOp::Div:
+      case BinaryOp::Mod:
+      case BinaryOp::Min:
+      case BinaryOp::BitOr:
+      case BinaryOp::BitXor:
+        return nonneg(b->a) && nonneg(b->b);
+      case BinaryOp::Max:
+      case BinaryOp::BitAnd:
+        return nonneg(b->a) || nonneg(b->b);
+      case BinaryOp::Shr:
+        return nonneg(b->a);
+      default:
+        return false;
+      }
+    }
+    case ExprKind::Select: {
+      auto s = e->as<SelectNode>();
+      return nonneg(s->t) && nonneg(s->f);
+    }
+    default:
+      return false;
+    }
+  }
+
+  Stmt mutate_For(const Stmt &self, const ForNode *n) override {
+    if (nonneg(n->begin) && nonneg(n->step))
+      nonneg_.insert(n->var.get());
+    return IRMutator::mutate_For(self, n);
+  }
+  Stmt mutate_Declare(const Stmt &self, const DeclareNode *n) override {
+    // A variable that is never assigned keeps its initial value.
+    if (n->init && !assigned_.count(n->var.get()) && nonneg(n->init))
+      nonneg_.insert(n->var.get());
+    return IRMutator::mutate_Declare(self, n);
+  }
+
+  // Predication ------------------------------------------------------------------------
+
+  /// The conditions under which index `idx` of `b` lies inside it, one per bound that can
+  /// be crossed; empty for non-global buffers, whose tiles lie inside them by construction.
+  std::vector<Expr> bounds(const Buffer &b, const std::vector<Expr> &idx) const {
+    std::vector<Expr> conds;
+    if (b->scope != Scope::Global)
+      return conds;
+    for (int d = 0; d < b->rank(); ++d) {
+      if (!nonneg(idx[d]))
+        conds.push_back(binary(BinaryOp::GE, idx[d], int_imm(0, idx[d]->type)));
+      conds.push_back(lt(idx[d], b->shape[d]));
+    }
+    return conds;
+  }
+
+  /// The element `idx` of `b` as type t; zero where it lies outside a tensor.
+  Expr read(const Buffer &b, const std::vector<Expr> &idx, ScalarType t) const {
+    Expr v = cast(t, load(b, idx));
+    auto conds = bounds(b, idx);
+    return conds.empty() ? v : select(conjunction(conds), v, zero(t));
+  }
+
+  // Tile operations --------------------------------------------------------------------
+
+  /// The loops of a tile operation; their variables count from 0.
+  TileLoops tile_loops(const std::vector<std::int64_t> &shape) {
+    TileLoops l = make_tile_loops(shape);
+    for (auto &v : l.vars)
+      nonneg_.insert(v.get());
+    return l;
+  }
+
+  Stmt mutate_Copy(const Stmt &, const CopyNode *n) override {
+    Region src = mutate(n->src), dst = mutate(n->dst);
+    TileLoops l = tile_loops(dst.tile_shape());
+    std::vector<Expr> iv(l.vars.begin(), l.vars.end());
+    auto didx = dst.index_of(iv);
+    Stmt body = store(dst.buffer, didx, read(src.buffer, src.index_of(iv), dst.buffer->dtype));
+    return build_loops(l, bounds(dst.buffer, didx), body);
+  }
+
+  Stmt mutate_Fill(const Stmt &, const FillNode *n) override {
+    Region dst = mutate(n->dst);
+    Expr value = cast(dst.buffer->dtype, mutate(n->value));
+    // Evaluated once, before the first store: the value may read the buffer being filled.
+    Stmt hoisted;
+    if (!value->as<IntImmNode>() && !value->as<FloatImmNode>() && !value->as<VarNode>()) {
+      Var v = make_var("fill_value", value->type);
+      hoisted = declare(v, value);
+      value = v;
+    }
+    TileLoops l = tile_loops(dst.tile_shape());
+    auto didx = dst.index_of(std::vector<Expr>(l.vars.begin(), l.vars.end()));
+    return seq({hoisted, build_loops(l, bounds(dst.buffer, didx), store(dst.buffer, didx, value))});
+  }
+
+  Stmt mutate_Atomic(const Stmt &self, const AtomicNode *n) override {
+    if (!n->src)
+      return IRMutator::mutate_Atomic(self, n);
+    Region src = mutate(*n->src), dst = mutate(n->dst);
+    TileLoops l = tile_loops(dst.tile_shape());
+    std::vector<Expr> iv(l.vars.begin(), l.vars.end());
+    Region element;
+    element.buffer = dst.buffer;
+    element.begin = dst.index_of(iv);
+    element.extent.assign(dst.buffer->rank(), 1);
+    Expr value = read(src.buffer, src.index_of(iv), arith_type(dst.buffer->dtype));
+    Stmt body = std::make_shared<AtomicNode>(n->atomic_kind, element, value, std::nullopt);
+    return build_loops(l, bounds(dst.buffer, element.begin), body);
+  }
+
+  Stmt mutate_Reduce(const Stmt &, const ReduceNode *n) override {
+    const Buffer &src = n->src, &dst = n->dst;
+    std::vector<std::int64_t> kept;
+    for (int d = 0; d < src->rank(); ++d)
+      if (d != n->dim)
+        kept.push_back(src->extent(d));
+    TileLoops l = tile_loops(kept);
+    std::vector<Expr> didx(l.vars.begin(), l.vars.end());
+    if (didx.empty())
+      didx.push_back(int_imm(0)); // a 1-D source reduces into a [1] buffer
+
+    ScalarType at = arith_type(dst->dtype);
+    Var acc = make_var("red", at);
+    Var r = make_var("r", ScalarType::I32);
+    std::vector<Expr> sidx;
+    for (int d = 0, k = 0; d < src->rank(); ++d)
+      sidx.push_back(d == n->dim ? Expr(r) : Expr(l.vars[k++]));
+    Expr x = cast(at, load(src, sidx));
+    Expr init, next;
+    switch (n->reduce_kind) {
+    case ReduceKind::Sum:
+      init = zero(at);
+      next = add(acc, x);
+      break;
+    case ReduceKind::AbsSum:
+      init = zero(at);
+      next = add(acc, call(Intrinsic::Abs, {x}));
+      break;
+    case ReduceKind::Max:
+      init = extreme(at, false);
+      next = binary(BinaryOp::Max, acc, x);
+      break;
+    case ReduceKind::Min:
+      init = extreme(at, true);
+      next = binary(BinaryOp::Min, acc, x);
+      break;
+    case ReduceKind::AbsMax:
+      init = zero(at); // |x| >= 0
+      next = binary(BinaryOp::Max, acc, call(Intrinsic::Abs, {x}));
+      break;
+    }
+    if (!n->clear)
+      init = load(dst, didx);
+    Stmt body = seq({declare(acc, init),
+                     for_loop(r, int_imm(0), int_imm(src->extent(n->dim)), ForKind::Serial, assign(acc, next)),
+                     store(dst, didx, acc)});
+    return build_loops(l, {}, body);
+  }
+
+  Stmt mutate_Cumsum(const Stmt &, const CumsumNode *n) override {
+    const Buffer &src = n->src, &dst = n->dst;
+    std::vector<std::int64_t> kept;
+    for (int d = 0; d < src->rank(); ++d)
+      if (d != n->dim)
+        kept.push_back(src->extent(d));
+    TileLoops l = tile_loops(kept);
+    const std::int64_t extent = src->extent(n->dim);
+    ScalarType at = arith_type(dst->dtype);
+    Var acc = make_var("scan", at);
+    Var t = make_var("s", ScalarType::I32);
+    Expr pos = n->reverse ? sub(int_imm(extent - 1), t) : Expr(t);
+    std::vector<Expr> idx;
+    for (int d = 0, k = 0; d < src->rank(); ++d)
+      idx.push_back(d == n->dim ? pos : Expr(l.vars[k++]));
+    // Each element is read before it is written, so src and dst may be one buffer.
+    Stmt step = seq({assign(acc, add(acc, cast(at, load(src, idx)))), store(dst, idx, acc)});
+    Stmt body = seq({declare(acc, zero(at)), for_loop(t, int_imm(0), int_imm(extent), ForKind::Serial, step)});
+    return build_loops(l, {}, body);
+  }
+
+  Stmt mutate_AnnotateLayout(const Stmt &, const AnnotateLayoutNode *) override { return seq({}); }
+
+private:
+  std::set<const VarNode *> nonneg_;
+  std::set<const VarNode *> assigned_;
+};
+
+} // namespace
+
+Kernel lower_tile_ops(const Kernel &kernel) {
+  Lowerer lowerer(kernel);
+  Kernel out = kernel;
+  out.body = lowerer.mutate(kernel.body);
+  return out;
+}
+
+} // namespace tile::transforms

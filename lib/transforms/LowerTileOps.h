@@ -1,0 +1,28 @@
+// lower-tile-ops: tile operations -> element-level loops (the CPU pipeline).
+//
+// Requires: a verified kernel (as the frontend makes it).
+// Establishes: no Copy, Fill, Reduce, Cumsum, region Atomic or AnnotateLayout remains.
+//   - copy / fill / region atomics become one ForKind::Parallel loop per tile dimension
+//     (innermost = last) of Load / Store / element Atomic, converting element types;
+//     accesses of a global tensor are predicated at its edges: reads past an edge (or at a
+//     negative index) give zero through a select, writes past an edge are skipped by an If
+//     placed around the innermost loop that the condition depends on. Only the bounds that
+//     can be crossed are checked: none for shared / fragment / local buffers, and no
+//     lower bound where the index is provably non-negative.
+//   - reduce_* becomes parallel loops over the kept dimensions around a serial loop over
+//     the reduced one that combines into a scalar accumulator (Declare / Assign), starting
+//     from the identity (clear) or from the destination's value (accumulate).
+//   - cumsum becomes the same shape of loops, storing the running sum at every step.
+//   - annotate_layout is dropped: the CPU target keeps buffers row-major.
+//   Gemm, element Atomic, Print and Assert stay for the codegen.
+#pragma once
+
+#include "ir/IR.h"
+
+namespace tile::transforms {
+
+inline constexpr const char lower_tile_ops_pass_name[] = "lower-tile-ops";
+
+ir::Kernel lower_tile_ops(const ir::Kernel &kernel);
+
+} // namespace tile::transforms
