@@ -1,0 +1,53 @@
+// C = relu(A B) in bf16 with float accumulation: the kernel of API.md, unchanged.
+//   gemm [M N K]      (default 1000 1000 1000: no size divides a tile)
+#include "common.h"
+
+namespace T = tile;
+
+template <int BM = 128, int BN = 128, int BK = 32>
+[[tile::kernel]] void matmul_relu(T::tensor<const T::bf16, 2> A,   // [M, K]
+                                  T::tensor<const T::bf16, 2> B,   // [K, N]
+                                  T::tensor<T::bf16, 2> C) {       // [M, N]
+  const int M = A.size(0), K = A.size(1), N = B.size(1);
+  auto [bx, by] = T::grid(T::ceildiv(N, BN), T::ceildiv(M, BM), T::threads(128));
+
+  T::shared<T::bf16, BM, BK> As;
+  T::shared<T::bf16, BK, BN> Bs;
+  T::fragment<float, BM, BN> acc;
+  T::clear(acc);
+  for (int k : T::pipelined(T::ceildiv(K, BK), T::stages(3))) {
+    T::copy(A.at(by * BM, k * BK), As);
+    T::copy(B.at(k * BK, bx * BN), Bs);
+    T::gemm(As, Bs, acc);
+  }
+  for (auto [i, j] : T::parallel(BM, BN))
+    acc(i, j) = T::max(acc(i, j), 0.0f);
+  T::copy(acc, C.at(by * BM, bx * BN));
+}
+
+int main(int argc, char **argv) {
+  const int M = example::size_arg(argc, argv, 1, 1000), N = example::size_arg(argc, argv, 2, 1000),
+            K = example::size_arg(argc, argv, 3, 1000);
+  const std::string size = std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K);
+  return example::run("gemm", [&] {
+    auto a = example::random<T::bf16>(std::size_t(M) * K, 1), b = example::random<T::bf16>(std::size_t(K) * N, 2);
+    auto A = example::device_array<T::bf16, 2>({M, K}, a), B = example::device_array<T::bf16, 2>({K, N}, b);
+    auto C = example::device_array<T::bf16, 2>({M, N});
+    double ms = example::time_ms([&] { matmul_relu(A, B, C); });
+
+    // The float64 reference, a row of C at a time.
+    std::vector<double> ref(std::size_t(M) * N), bd(b.begin(), b.end());
+    for (int i = 0; i < M; ++i) {
+      double *c = &ref[std::size_t(i) * N];
+      for (int k = 0; k < K; ++k) {
+        const double aik = float(a[std::size_t(i) * K + k]), *bk = &bd[std::size_t(k) * N];
+        for (int j = 0; j < N; ++j)
+          c[j] += aik * bk[j];
+      }
+      for (int j = 0; j < N; ++j)
+        c[j] = std::max(c[j], 0.0);
+    }
+    // bf16 output: about 2^-9 relative rounding per element.
+    return example::report("gemm", size, ms, example::rel_error(ref, C.to_vector()), 1e-2);
+  });
+}

@@ -1,0 +1,78 @@
+// Y = (X - mean) / sqrt(var + eps) * w + b over the rows of a bf16 matrix, float
+// accumulation, in three passes over each row in chunks of BN: the mean, the variance
+// (the columns past N masked, as x - mean is not zero there), then the output.
+//   layernorm [M N]      (default 1003 1001: no size divides a tile)
+#include "common.h"
+
+namespace T = tile;
+
+template <int BM = 4, int BN = 256>
+[[tile::kernel]] void layernorm(T::tensor<const T::bf16, 2> X, T::tensor<const T::bf16, 1> W,
+                                T::tensor<const T::bf16, 1> B, T::tensor<T::bf16, 2> Y, float eps) {
+  const int M = X.size(0), N = X.size(1);
+  auto [bx] = T::grid(T::ceildiv(M, BM));
+  T::fragment<float, BM, BN> x;
+  T::fragment<float, BN> w, b;
+  T::fragment<float, BM> mean, rstd, part;
+  T::clear(mean);
+  T::clear(rstd);
+  const int chunks = T::ceildiv(N, BN);
+  for (int c = 0; c < chunks; ++c) {
+    T::copy(X.at(bx * BM, c * BN), x);
+    T::reduce_sum(x, part, 1);
+    for (int i : T::parallel(BM))
+      mean(i) = mean(i) + part(i);
+  }
+  for (int i : T::parallel(BM))
+    mean(i) = mean(i) / float(N);
+  for (int c = 0; c < chunks; ++c) {
+    T::copy(X.at(bx * BM, c * BN), x);
+    for (auto [i, j] : T::parallel(BM, BN)) {
+      float d = x(i, j) - mean(i);
+      x(i, j) = c * BN + j < N ? d * d : 0.0f;
+    }
+    T::reduce_sum(x, part, 1);
+    for (int i : T::parallel(BM))
+      rstd(i) = rstd(i) + part(i);
+  }
+  for (int i : T::parallel(BM))
+    rstd(i) = T::rsqrt(rstd(i) / float(N) + eps);
+  for (int c = 0; c < chunks; ++c) {
+    T::copy(X.at(bx * BM, c * BN), x);
+    T::copy(W.at(c * BN), w);
+    T::copy(B.at(c * BN), b);
+    for (auto [i, j] : T::parallel(BM, BN))
+      x(i, j) = (x(i, j) - mean(i)) * rstd(i) * w(j) + b(j);
+    T::copy(x, Y.at(bx * BM, c * BN));
+  }
+}
+
+int main(int argc, char **argv) {
+  const int M = example::size_arg(argc, argv, 1, 1003), N = example::size_arg(argc, argv, 2, 1001);
+  const float eps = 1e-5f;
+  const std::string size = std::to_string(M) + "x" + std::to_string(N);
+  return example::run("layernorm", [&] {
+    // An offset mean, so that a variance taken without subtracting it is visibly wrong.
+    auto x = example::random<T::bf16>(std::size_t(M) * N, 8, 1, 5);
+    auto w = example::random<T::bf16>(N, 9, 0.5, 1.5), b = example::random<T::bf16>(N, 10);
+    auto X = example::device_array<T::bf16, 2>({M, N}, x);
+    auto W = example::device_array<T::bf16, 1>({N}, w), B = example::device_array<T::bf16, 1>({N}, b);
+    auto Y = example::device_array<T::bf16, 2>({M, N});
+    double ms = example::time_ms([&] { layernorm(X, W, B, Y, eps); });
+
+    std::vector<double> ref(x.size());
+    for (int i = 0; i < M; ++i) {
+      const T::bf16 *row = &x[std::size_t(i) * N];
+      double mean = 0, var = 0;
+      for (int j = 0; j < N; ++j)
+        mean += float(row[j]);
+      mean /= N;
+      for (int j = 0; j < N; ++j)
+        var += (float(row[j]) - mean) * (float(row[j]) - mean);
+      const double rstd = 1 / std::sqrt(var / N + eps);
+      for (int j = 0; j < N; ++j)
+        ref[std::size_t(i) * N + j] = (float(row[j]) - mean) * rstd * double(float(w[j])) + double(float(b[j]));
+    }
+    return example::report("layernorm", size, ms, example::rel_error(ref, Y.to_vector()), 1e-2);
+  });
+}

@@ -1,0 +1,60 @@
+// Y = X / sqrt(mean(X^2) + eps) * w over the rows of a bf16 matrix, float accumulation, in
+// two passes over each row in chunks of BN.
+//   rmsnorm [M N]      (default 1003 1001: no size divides a tile)
+#include "common.h"
+
+namespace T = tile;
+
+template <int BM = 4, int BN = 256>
+[[tile::kernel]] void rmsnorm(T::tensor<const T::bf16, 2> X, T::tensor<const T::bf16, 1> W, T::tensor<T::bf16, 2> Y,
+                              float eps) {
+  const int M = X.size(0), N = X.size(1);
+  auto [bx] = T::grid(T::ceildiv(M, BM));
+  T::fragment<float, BM, BN> x;
+  T::fragment<float, BN> w;
+  T::fragment<float, BM> scale, part;
+  T::clear(scale);
+  const int chunks = T::ceildiv(N, BN);
+  for (int c = 0; c < chunks; ++c) {
+    T::copy(X.at(bx * BM, c * BN), x); // the zeros read past N add nothing
+    for (auto [i, j] : T::parallel(BM, BN))
+      x(i, j) = x(i, j) * x(i, j);
+    T::reduce_sum(x, part, 1);
+    for (int i : T::parallel(BM))
+      scale(i) = scale(i) + part(i);
+  }
+  for (int i : T::parallel(BM))
+    scale(i) = T::rsqrt(scale(i) / float(N) + eps);
+  for (int c = 0; c < chunks; ++c) {
+    T::copy(X.at(bx * BM, c * BN), x);
+    T::copy(W.at(c * BN), w);
+    for (auto [i, j] : T::parallel(BM, BN))
+      x(i, j) = x(i, j) * scale(i) * w(j);
+    T::copy(x, Y.at(bx * BM, c * BN));
+  }
+}
+
+int main(int argc, char **argv) {
+  const int M = example::size_arg(argc, argv, 1, 1003), N = example::size_arg(argc, argv, 2, 1001);
+  const float eps = 1e-6f;
+  const std::string size = std::to_string(M) + "x" + std::to_string(N);
+  return example::run("rmsnorm", [&] {
+    auto x = example::random<T::bf16>(std::size_t(M) * N, 6, -2, 2), w = example::random<T::bf16>(N, 7, 0.5, 1.5);
+    auto X = example::device_array<T::bf16, 2>({M, N}, x);
+    auto W = example::device_array<T::bf16, 1>({N}, w);
+    auto Y = example::device_array<T::bf16, 2>({M, N});
+    double ms = example::time_ms([&] { rmsnorm(X, W, Y, eps); });
+
+    std::vector<double> ref(x.size());
+    for (int i = 0; i < M; ++i) {
+      const T::bf16 *row = &x[std::size_t(i) * N];
+      double sumsq = 0;
+      for (int j = 0; j < N; ++j)
+        sumsq += double(float(row[j])) * double(float(row[j]));
+      const double scale = 1 / std::sqrt(sumsq / N + eps);
+      for (int j = 0; j < N; ++j)
+        ref[std::size_t(i) * N + j] = double(float(row[j])) * scale * double(float(w[j]));
+    }
+    return example::report("rmsnorm", size, ms, example::rel_error(ref, Y.to_vector()), 1e-2);
+  });
+}

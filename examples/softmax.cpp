@@ -1,0 +1,64 @@
+// Y = softmax(X) over the rows of a bf16 matrix, float accumulation. The kernel streams a
+// row in chunks of BN, keeping a running maximum and a running sum (online softmax); the
+// ragged last chunk is masked to -infinity.
+//   softmax [M N]      (default 1003 1001: no size divides a tile)
+#include "common.h"
+
+namespace T = tile;
+
+template <int BM = 4, int BN = 256>
+[[tile::kernel]] void softmax(T::tensor<const T::bf16, 2> X, T::tensor<T::bf16, 2> Y) {
+  const int M = X.size(0), N = X.size(1);
+  auto [bx] = T::grid(T::ceildiv(M, BM));
+  T::fragment<float, BM, BN> x;
+  T::fragment<float, BM> row_max, row_sum, part;
+  T::fill(row_max, -T::infinity<float>());
+  T::clear(row_sum);
+  const int chunks = T::ceildiv(N, BN);
+  for (int c = 0; c < chunks; ++c) {
+    T::copy(X.at(bx * BM, c * BN), x);
+    for (auto [i, j] : T::parallel(BM, BN))
+      x(i, j) = c * BN + j < N ? x(i, j) : -T::infinity<float>();
+    T::reduce_max(x, part, 1);
+    for (int i : T::parallel(BM)) {
+      // Rescale the sum so far to the new maximum.
+      float m = T::max(row_max(i), part(i));
+      row_sum(i) = row_sum(i) * T::exp(row_max(i) - m);
+      row_max(i) = m;
+    }
+    for (auto [i, j] : T::parallel(BM, BN))
+      x(i, j) = T::exp(x(i, j) - row_max(i));
+    T::reduce_sum(x, part, 1);
+    for (int i : T::parallel(BM))
+      row_sum(i) = row_sum(i) + part(i);
+  }
+  for (int c = 0; c < chunks; ++c) {
+    T::copy(X.at(bx * BM, c * BN), x);
+    for (auto [i, j] : T::parallel(BM, BN))
+      x(i, j) = T::exp(x(i, j) - row_max(i)) / row_sum(i);
+    T::copy(x, Y.at(bx * BM, c * BN));
+  }
+}
+
+int main(int argc, char **argv) {
+  const int M = example::size_arg(argc, argv, 1, 1003), N = example::size_arg(argc, argv, 2, 1001);
+  const std::string size = std::to_string(M) + "x" + std::to_string(N);
+  return example::run("softmax", [&] {
+    auto x = example::random<T::bf16>(std::size_t(M) * N, 3, -8, 8);
+    auto X = example::device_array<T::bf16, 2>({M, N}, x), Y = example::device_array<T::bf16, 2>({M, N});
+    double ms = example::time_ms([&] { softmax(X, Y); });
+
+    std::vector<double> ref(x.size());
+    for (int i = 0; i < M; ++i) {
+      const T::bf16 *row = &x[std::size_t(i) * N];
+      double m = -INFINITY, sum = 0;
+      for (int j = 0; j < N; ++j)
+        m = std::max(m, double(float(row[j])));
+      for (int j = 0; j < N; ++j)
+        sum += std::exp(double(float(row[j])) - m);
+      for (int j = 0; j < N; ++j)
+        ref[std::size_t(i) * N + j] = std::exp(double(float(row[j])) - m) / sum;
+    }
+    return example::report("softmax", size, ms, example::rel_error(ref, Y.to_vector()), 1e-2);
+  });
+}

@@ -1,0 +1,87 @@
+#include <cstdint>
+#include <gtest/gtest.h>
+#include <numeric>
+#include <vector>
+
+#include "tile/tile.h"
+
+namespace {
+
+TEST(RuntimeArray, CopiesRoundTrip) {
+  tile::array<float, 2> a({3, 5});
+  EXPECT_EQ(a.numel(), 15);
+  EXPECT_EQ(a.device(), tile::current_device());
+  std::vector<float> host(15);
+  std::iota(host.begin(), host.end(), 0.5f);
+  a.copy_from(host);
+  EXPECT_EQ(a.to_vector(), host);
+
+  tile::tensor<const float, 2> view = a;
+  EXPECT_EQ(view.data(), a.data());
+  EXPECT_EQ(view.stride(0), 5);
+}
+
+TEST(RuntimeArray, RejectsSizeMismatch) {
+  tile::array<std::int32_t, 1> a({4});
+  std::vector<std::int32_t> three(3);
+  try {
+    a.copy_from(three);
+    FAIL() << "expected tile::error";
+  } catch (const tile::error &e) {
+    EXPECT_NE(std::string(e.what()).find("3 elements given, the array holds 4"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW((tile::array<float, 1>({-1})), tile::error);
+}
+
+TEST(RuntimeArray, HandlesBoolAndEmptyArrays) {
+  tile::array<bool, 1> flags({3});
+  const bool values[] = {true, false, true};
+  flags.copy_from(values);
+  EXPECT_EQ(flags.to_vector(), (std::vector<bool>{true, false, true}));
+
+  tile::array<double, 2> empty({0, 7});
+  EXPECT_EQ(empty.numel(), 0);
+  EXPECT_NE(empty.data(), nullptr);
+  empty.copy_from(std::vector<double>{});
+  EXPECT_TRUE(empty.to_vector().empty());
+}
+
+TEST(RuntimeArray, MovesOwnership) {
+  tile::array<float, 1> a({8});
+  float *p = a.data();
+  tile::array<float, 1> b(std::move(a));
+  EXPECT_EQ(b.data(), p);
+  EXPECT_EQ(a.data(), nullptr);
+}
+
+TEST(RuntimeMemory, AllocatesAlignedAndUnique) {
+  const tile::device cpu{tile::backend::cpu, 0};
+  void *zero1 = tile::rt::allocate(cpu, 0);
+  void *zero2 = tile::rt::allocate(cpu, 0);
+  EXPECT_NE(zero1, nullptr);
+  EXPECT_NE(zero1, zero2);
+  void *odd = tile::rt::allocate(cpu, 100);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(odd) % 64, 0u);
+  for (void *p : {zero1, zero2, odd})
+    tile::rt::deallocate(cpu, p);
+  tile::rt::deallocate(cpu, nullptr);
+  EXPECT_THROW(tile::rt::allocate(cpu, SIZE_MAX - 8), tile::error);
+  EXPECT_THROW(tile::rt::allocate(tile::device{tile::backend::cuda, 0}, 8), tile::error);
+}
+
+TEST(RuntimeNoPlugin, ThrowsTileError) {
+  try {
+    tile::detail::no_plugin("tile::grid");
+    FAIL() << "expected tile::error";
+  } catch (const tile::error &e) {
+    std::string message = e.what();
+    EXPECT_NE(message.find("tile::grid"), std::string::npos) << message;
+    EXPECT_NE(message.find("without the tile plugin"), std::string::npos) << message;
+    EXPECT_NE(message.find("-fplugin=libtile.so"), std::string::npos) << message;
+  }
+  // What a kernel body does when its file is built without the plugin.
+  EXPECT_THROW(tile::grid(4), tile::error);
+}
+
+} // namespace

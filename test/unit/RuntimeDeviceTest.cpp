@@ -1,0 +1,81 @@
+#include <cstdlib>
+#include <gtest/gtest.h>
+
+#include "runtime/Device.h"
+#include "tile/host.h"
+
+namespace tile::runtime {
+namespace {
+
+std::string error_of(const char *env) {
+  try {
+    choose_device(env);
+  } catch (const tile::error &e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(RuntimeDevice, ParsesDeviceNames) {
+  EXPECT_EQ(parse_device("cpu"), (device{backend::cpu, 0}));
+  EXPECT_EQ(parse_device("cuda"), (device{backend::cuda, 0}));
+  EXPECT_EQ(parse_device("cuda:1"), (device{backend::cuda, 1}));
+  EXPECT_EQ(parse_device("hip:12"), (device{backend::hip, 12}));
+}
+
+TEST(RuntimeDevice, RejectsMalformedNames) {
+  for (const char *bad : {"", "gpu", "CPU", " cpu", "cpu ", "cpu:0", "cuda:", "cuda:-1", "cuda:+1",
+                          "cuda:1x", "cuda:0:1", "cuda1", "hip:99999999999", "cuda: 1"})
+    EXPECT_FALSE(parse_device(bad).has_value()) << bad;
+}
+
+TEST(RuntimeDevice, NamesDevices) {
+  EXPECT_EQ((device{backend::cpu, 0}).name(), "cpu");
+  EXPECT_EQ((device{backend::cuda, 3}).name(), "cuda:3");
+  EXPECT_EQ((device{backend::hip, 0}).name(), "hip:0");
+  for (const char *name : {"cpu", "cuda:3", "hip:0"})
+    EXPECT_EQ(parse_device(name)->name(), name);
+}
+
+TEST(RuntimeDevice, ChoosesTheCpuWithoutGpuBackends) {
+  EXPECT_EQ(choose_device(nullptr), (device{backend::cpu, 0}));
+  EXPECT_EQ(choose_device(""), (device{backend::cpu, 0}));
+  EXPECT_EQ(choose_device("cpu"), (device{backend::cpu, 0}));
+}
+
+TEST(RuntimeDevice, ReportsBadTileDeviceValues) {
+  std::string garbage = error_of("garbage");
+  EXPECT_NE(garbage.find("TILE_DEVICE=garbage"), std::string::npos) << garbage;
+  EXPECT_NE(garbage.find("expected cpu, cuda[:N] or hip[:N]"), std::string::npos) << garbage;
+
+  std::string cuda = error_of("cuda:1");
+  EXPECT_NE(cuda.find("TILE_DEVICE=cuda:1"), std::string::npos) << cuda;
+  EXPECT_NE(cuda.find("no CUDA backend"), std::string::npos) << cuda;
+  std::string hip = error_of("hip");
+  EXPECT_NE(hip.find("no HIP backend"), std::string::npos) << hip;
+}
+
+TEST(RuntimeDevice, SetDeviceRejectsUnavailableDevices) {
+  if (!std::getenv("TILE_DEVICE"))
+    EXPECT_EQ(current_device(), (device{backend::cpu, 0}));
+  const device before = current_device();
+  EXPECT_THROW(set_device(backend::cuda, 0), tile::error);
+  EXPECT_THROW(set_device(backend::cpu, 1), tile::error);
+  EXPECT_EQ(current_device(), before);
+  set_device(backend::cpu);
+  EXPECT_EQ(current_device(), (device{backend::cpu, 0}));
+  synchronize();
+}
+
+TEST(RuntimeDevice, BackendForNamesTheDevice) {
+  EXPECT_EQ(backend_for(device{backend::cpu, 0}).target(), std::string("cpu"));
+  try {
+    backend_for(device{backend::cuda, 2});
+    FAIL() << "expected tile::error";
+  } catch (const tile::error &e) {
+    EXPECT_NE(std::string(e.what()).find("cuda:2: no CUDA backend"), std::string::npos);
+  }
+}
+
+} // namespace
+} // namespace tile::runtime

@@ -1,0 +1,95 @@
+#include <gtest/gtest.h>
+
+#include "runtime/Manifest.h"
+#include "tile/host.h"
+
+namespace tile::runtime {
+namespace {
+
+TEST(RuntimeManifest, ParsesKernelsAndSignatures) {
+  Manifest m =
+      parse_manifest("tile-image 1\n"
+                     "target cpu\n"
+                     "kernel _Z3addv tile_add 128 t0x2,t12x1,s6 add<128>(tile::tensor<float, 2>)\n"
+                     "kernel _Z4noopv tile_noop 32 - noop\n");
+  EXPECT_EQ(m.target, "cpu");
+  ASSERT_EQ(m.kernels.size(), 2u);
+  const KernelInfo &add = m.kernels[0];
+  EXPECT_EQ(add.key, "_Z3addv");
+  EXPECT_EQ(add.symbol, "tile_add");
+  EXPECT_EQ(add.threads, 128);
+  EXPECT_EQ(add.display_name, "add<128>(tile::tensor<float, 2>)");
+  ASSERT_EQ(add.params.size(), 3u);
+  EXPECT_EQ(add.params[0], (ParamSignature{true, 0, 2}));
+  EXPECT_EQ(add.params[1], (ParamSignature{true, 12, 1}));
+  EXPECT_EQ(add.params[2], (ParamSignature{false, 6, 0}));
+  EXPECT_TRUE(m.kernels[1].params.empty());
+  EXPECT_EQ(m.kernels[1].display_name, "noop");
+}
+
+TEST(RuntimeManifest, AcceptsAMissingFinalNewlineAndNoKernels) {
+  EXPECT_EQ(parse_manifest("tile-image 1\ntarget cuda").target, "cuda");
+  EXPECT_TRUE(parse_manifest("tile-image 1\ntarget hip\n").kernels.empty());
+}
+
+TEST(RuntimeManifest, DescribesSignatures) {
+  EXPECT_EQ(to_string(ParamSignature{true, 0, 2}), "t0x2");
+  EXPECT_EQ(to_string(ParamSignature{false, 6, 0}), "s6");
+  EXPECT_EQ(describe(ParamSignature{true, 12, 3}), "tensor<tile::bf16, 3>");
+  EXPECT_EQ(describe(ParamSignature{false, 6, 0}), "int32_t");
+  EXPECT_EQ(dtype_name(99), "dtype 99");
+}
+
+/// The error message for `text`, or "" when it parses.
+std::string parse_error(const std::string &text) {
+  try {
+    parse_manifest(text);
+  } catch (const tile::error &e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(RuntimeManifest, RejectsMalformedManifests) {
+  const std::string head = "tile-image 1\ntarget cpu\n";
+  struct Case {
+    std::string text;
+    std::string expected; // a part of the message
+  } cases[] = {
+      {"", "empty"},
+      {"tile-image\ntarget cpu\n", "line 1"},
+      {"tile-image 2\ntarget cpu\n", "unsupported manifest version 2"},
+      {"tile-img 1\ntarget cpu\n", "line 1"},
+      {"tile-image 1\n", "no 'target' record"},
+      {"tile-image 1\nkernel k s 1 - k\n", "before the 'target' record"},
+      {head + "target cpu\n", "second 'target'"},
+      {"tile-image 1\ntarget\n", "expected 'target <name>'"},
+      {"tile-image 1\ntarget c p u\n", "expected 'target <name>'"},
+      {head + "kernels k s 1 - k\n", "unknown record 'kernels'"},
+      {head + "kernel k s 1 -\n", "display name"},
+      {head + "kernel k s 1\n", "without parameters"},
+      {head + "kernel k\n", "without symbol"},
+      {head + "kernel  k s 1 - k\n", "without key"},
+      {head + "kernel k s zero - k\n", "threads 'zero'"},
+      {head + "kernel k s 0 - k\n", "threads '0'"},
+      {head + "kernel k s -4 - k\n", "threads '-4'"},
+      {head + "kernel k s 1 t0 k\n", "t<dtype>x<rank>"},
+      {head + "kernel k s 1 t0x5 k\n", "rank must be 1 to 4"},
+      {head + "kernel k s 1 t0x0 k\n", "rank must be 1 to 4"},
+      {head + "kernel k s 1 t99x1 k\n", "unknown dtype code 99"},
+      {head + "kernel k s 1 s k\n", "s<dtype>"},
+      {head + "kernel k s 1 s1x1 k\n", "s<dtype>"},
+      {head + "kernel k s 1 t0x1, k\n", "empty signature"},
+      {head + "kernel k s 1 f0 k\n", "parameter 'f0'"},
+      {head + "kernel k s 1 - k\nkernel k t 1 - k\n", "listed twice"},
+  };
+  for (const Case &c : cases) {
+    std::string message = parse_error(c.text);
+    EXPECT_NE(message.find("malformed tile image manifest"), std::string::npos) << c.text;
+    EXPECT_NE(message.find(c.expected), std::string::npos) << c.text << "\ngave: " << message;
+  }
+  EXPECT_NE(parse_error(head + "kernel k s 1 - k\nbogus\n").find("line 4"), std::string::npos);
+}
+
+} // namespace
+} // namespace tile::runtime
