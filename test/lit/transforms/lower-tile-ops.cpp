@@ -1,0 +1,119 @@
+// lower-tile-ops: tile operations become element-level loops, with predication only at
+// the tensor edges that can be crossed.
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-print-before=lower-tile-ops \
+// RUN:   -fplugin-arg-tile-print-after=lower-tile-ops -fplugin-arg-tile-stop-after=lower-tile-ops %s 2>&1 \
+// RUN:   | FileCheck %s
+
+#include <tile/tile.h>
+namespace T = tile;
+
+// A copy in reads zero past the tensor's end through a select; a copy out skips the
+// stores past it with an if; the upper bound alone is checked (bx * 256 + i is not negative).
+// CHECK-LABEL: IR before lower-tile-ops
+// CHECK: kernel copies(
+// CHECK: copy(x[bx * 256 +: 256], f)
+// CHECK-LABEL: IR after lower-tile-ops
+// CHECK: kernel copies(
+// CHECK: for i in parallel(0, 256) {
+// CHECK-NEXT: f[i] = select(i64(bx * 256 + i) < x.size(0), x[bx * 256 + i], 0.0f)
+// CHECK: for i.1 in parallel(0, 256) {
+// CHECK-NEXT: if (i64(bx * 256 + i.1) < y.size(0)) {
+// CHECK-NEXT: y[bx * 256 + i.1] = f[i.1]
+// CHECK-NOT: copy(
+[[tile::kernel]] void copies(T::tensor<const float, 1> x, T::tensor<float, 1> y) {
+  auto [bx] = T::grid(T::ceildiv(x.size(0), 256));
+  T::fragment<float, 256> f;
+  T::copy(x.at(bx * 256), f);
+  T::copy(f, y.at(bx * 256));
+}
+
+// A guard that reads only the outer loop's variable is placed around the inner loop, so
+// a row past the edge is skipped whole; a copy between on-chip buffers has no guard.
+// A negative start (bx - 1) gets a lower bound too.
+// CHECK-LABEL: IR after lower-tile-ops
+// CHECK: kernel rows(
+// CHECK: for i in parallel(0, 4) {
+// CHECK-NEXT: for j in parallel(0, 8) {
+// CHECK-NEXT: s[i, j] = select(bx - 1 + i >= 0 && i64(bx - 1 + i) < x.size(0) && i64(j) < x.size(1), x[bx - 1 + i, j], bf16(0.0))
+// CHECK: for i.1 in parallel(0, 4) {
+// CHECK-NEXT: for j.1 in parallel(0, 8) {
+// CHECK-NEXT: f[i.1, j.1] = f32(s[i.1, j.1])
+// CHECK: for i.2 in parallel(0, 4) {
+// CHECK-NEXT: if (i64(bx * 4 + i.2) < y.size(0)) {
+// CHECK-NEXT: for j.2 in parallel(0, 8) {
+// CHECK-NEXT: if (i64(j.2) < y.size(1)) {
+[[tile::kernel]] void rows(T::tensor<const T::bf16, 2> x, T::tensor<float, 2> y) {
+  auto [bx] = T::grid(T::ceildiv(x.size(0), 4));
+  T::shared<T::bf16, 4, 8> s;
+  T::fragment<float, 4, 8> f;
+  T::copy(x.at(bx - 1, 0), s);
+  T::copy(s, f);
+  T::copy(f, y.at(bx * 4, 0));
+}
+
+// fill is a parallel loop of stores; reductions are parallel loops over the kept
+// dimensions around a serial loop that combines into an accumulator starting from the
+// identity (clear) or from the destination (accumulate); absmax starts from 0, which no
+// absolute value is below; cumsum stores its running sum.
+// CHECK-LABEL: IR after lower-tile-ops
+// CHECK: kernel reductions(
+// CHECK: for i in parallel(0, 4) {
+// CHECK-NEXT: for j in parallel(0, 8) {
+// CHECK-NEXT: f[i, j] = 1.0f
+// CHECK: var red: f32 = 0.0f
+// CHECK-NEXT: for r in serial(0, 8) {
+// CHECK-NEXT: red = red + f[i.1, r]
+// CHECK: s[i.1] = red
+// CHECK: var red.1: f32 = s[i.2]
+// CHECK-NEXT: for r.1 in serial(0, 8) {
+// CHECK-NEXT: red.1 = max(red.1, f[i.2, r.1])
+// CHECK: var red.2: f32 = inf:f32
+// CHECK-NEXT: for r.2 in serial(0, 4) {
+// CHECK-NEXT: red.2 = min(red.2, f[r.2, i.3])
+// CHECK: var red.3: f32 = 0.0f
+// CHECK: red.3 = max(red.3, abs(f[i.4, r.3]))
+// CHECK: var red.4: f32 = 0.0f
+// CHECK: red.4 = red.4 + abs(f[i.5, r.4])
+// CHECK: var scan: f32 = 0.0f
+// CHECK-NEXT: for s.1 in serial(0, 8) {
+// CHECK-NEXT: scan = scan + f[i.6, s.1]
+// CHECK-NEXT: g[i.6, s.1] = scan
+// CHECK-NOT: reduce_
+// CHECK-NOT: cumsum(
+[[tile::kernel]] void reductions(T::tensor<float, 1> y) {
+  auto [bx] = T::grid(1);
+  T::fragment<float, 4, 8> f, g;
+  T::fragment<float, 4> s;
+  T::fragment<float, 8> c;
+  T::fill(f, 1.0f);
+  T::reduce_sum(f, s, 1);
+  T::reduce_max(f, s, 1, false);
+  T::reduce_min(f, c, 0);
+  T::reduce_absmax(f, s, 1);
+  T::reduce_abssum(f, s, 1);
+  T::cumsum(f, g, 1);
+  T::copy(s, y.at(0));
+}
+
+// A reverse cumsum walks from the end; annotate_layout is dropped on the CPU; gemm, print
+// and element atomics stay for the codegen; a region atomic becomes element atomics.
+// CHECK-LABEL: IR after lower-tile-ops
+// CHECK: kernel rest(
+// CHECK-NOT: annotate_layout
+// CHECK: for s in serial(0, 8) {
+// CHECK-NEXT: scan = scan + f[i, 7 - s]
+// CHECK: gemm(a, b, f)
+// CHECK: atomic_add(y[bx], 1.0f)
+// CHECK: for i.1 in parallel(0, 4) {
+// CHECK: atomic_max(z[i.1, j], f[i.1, j])
+[[tile::kernel]] void rest(T::tensor<float, 1> y, T::tensor<float, 2> z) {
+  auto [bx] = T::grid(2);
+  T::shared<T::f16, 4, 16> a;
+  T::shared<T::f16, 16, 8> b;
+  T::fragment<float, 4, 8> f;
+  T::annotate_layout(a, T::layouts::swizzled(64));
+  T::cumsum(f, f, 1, true);
+  T::gemm(a, b, f);
+  T::atomic_add(y(bx), 1.0f);
+  T::atomic_max(z.at(0, 0), f);
+}
