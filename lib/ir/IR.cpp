@@ -86,6 +86,7 @@ const char *name(ForKind k) {
   case ForKind::Parallel: return "parallel";
   case ForKind::Pipelined: return "pipelined";
   case ForKind::Unrolled: return "unroll";
+  case ForKind::Threads: return "threads";
   }
   return "?";
 }
@@ -519,5 +520,6 @@ Stmt if_then_else(Expr c, Stmt t, Stmt e) {
   return std::make_shared<IfNode>(std::move(c), t ? std::move(t) : seq({}), std::move(e));
 }
 Stmt decl_buffer(Buffer b) { return std::make_shared<DeclBufferNode>(std::move(b)); }
+Stmt barrier() { return std::make_shared<BarrierNode>(); }
 
 } // namespace tile::ir

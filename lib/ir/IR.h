@@ -46,7 +46,8 @@ namespace tile::ir {
   X(Atomic)                                                                                        \
   X(Print)                                                                                         \
   X(Assert)                                                                                        \
-  X(AnnotateLayout)
+  X(AnnotateLayout)                                                                                \
+  X(Barrier)
 
 enum class ExprKind {
 #define X(N) N,
@@ -268,7 +269,11 @@ struct StoreNode : StmtNode {
       : StmtNode(static_kind), buffer(std::move(b)), indices(std::move(i)), value(std::move(v)) {}
 };
 
-enum class ForKind { Serial, Parallel, Pipelined, Unrolled };
+/// Serial, Pipelined and Unrolled loops run in order in every thread. Parallel loops are
+/// element-wise over a tile (the frontend's `tile::parallel`). Threads loops are parallel
+/// loops bound to the block's threads: thread t runs the iterations begin + t, begin + t +
+/// threads, ... (made by bind-threads on GPU targets).
+enum class ForKind { Serial, Parallel, Pipelined, Unrolled, Threads };
 const char *name(ForKind k);
 
 /// `for var in begin, begin + step, ... (extent iterations)`.
@@ -385,6 +390,13 @@ struct AnnotateLayoutNode : StmtNode {
       : StmtNode(static_kind), buffer(std::move(b)), layout(l), swizzle_bytes(s) {}
 };
 
+/// Waits until every thread of the block has reached it; shared-memory writes before it are
+/// visible to every thread after it (made by insert-sync).
+struct BarrierNode : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::Barrier;
+  BarrierNode() : StmtNode(static_kind) {}
+};
+
 Stmt seq(std::vector<Stmt> stmts); // flattens nested Seqs; one statement stays itself
 Stmt declare(Var v, Expr init);
 Stmt assign(Var v, Expr value);
@@ -392,6 +404,7 @@ Stmt store(Buffer b, std::vector<Expr> indices, Expr value);
 Stmt for_loop(Var v, Expr begin, Expr extent, ForKind k, Stmt body, Expr step = nullptr, int stages = 0);
 Stmt if_then_else(Expr c, Stmt t, Stmt e = nullptr);
 Stmt decl_buffer(Buffer b);
+Stmt barrier();
 
 // ---------------------------------------------------------------------------------------
 // Kernels

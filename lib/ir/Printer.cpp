@@ -373,6 +373,9 @@ public:
       os << ")";
       break;
     }
+    case StmtKind::Barrier:
+      os << "barrier()";
+      break;
     }
     os << "\n";
   }

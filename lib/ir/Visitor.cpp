@@ -110,6 +110,7 @@ void IRVisitor::visit_Print(const PrintNode *n) {
 }
 void IRVisitor::visit_Assert(const AssertNode *n) { visit(n->cond); }
 void IRVisitor::visit_AnnotateLayout(const AnnotateLayoutNode *) {}
+void IRVisitor::visit_Barrier(const BarrierNode *) {}
 
 // ---------------------------------------------------------------------------------------
 // IRMutator
@@ -268,6 +269,7 @@ Stmt IRMutator::mutate_Assert(const Stmt &self, const AssertNode *n) {
   return c == n->cond ? self : std::make_shared<AssertNode>(c, n->message);
 }
 Stmt IRMutator::mutate_AnnotateLayout(const Stmt &self, const AnnotateLayoutNode *) { return self; }
+Stmt IRMutator::mutate_Barrier(const Stmt &self, const BarrierNode *) { return self; }
 
 // ---------------------------------------------------------------------------------------
 

@@ -1,0 +1,515 @@
+#include "targets/common/CEmitter.h"
+
+#include <cctype>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+
+#include "ir/Visitor.h"
+
+namespace tile::targets {
+
+using namespace ir;
+
+namespace {
+
+int precedence(BinaryOp op) {
+  switch (op) {
+  case BinaryOp::Mul:
+  case BinaryOp::Div:
+  case BinaryOp::Mod: return P_Mul;
+  case BinaryOp::Add:
+  case BinaryOp::Sub: return P_Add;
+  case BinaryOp::Shl:
+  case BinaryOp::Shr: return P_Shift;
+  case BinaryOp::LT:
+  case BinaryOp::LE:
+  case BinaryOp::GT:
+  case BinaryOp::GE: return P_Rel;
+  case BinaryOp::EQ:
+  case BinaryOp::NE: return P_Eq;
+  case BinaryOp::BitAnd: return P_BAnd;
+  case BinaryOp::BitXor: return P_BXor;
+  case BinaryOp::BitOr: return P_BOr;
+  case BinaryOp::And: return P_LAnd;
+  case BinaryOp::Or: return P_LOr;
+  case BinaryOp::Min:
+  case BinaryOp::Max: return P_Primary; // calls
+  }
+  return P_None;
+}
+
+/// Operators whose mixing readers (and clang's -Wparentheses) want parenthesized.
+bool wants_parens_when_mixed(BinaryOp op) {
+  switch (op) {
+  case BinaryOp::And:
+  case BinaryOp::Or:
+  case BinaryOp::BitAnd:
+  case BinaryOp::BitOr:
+  case BinaryOp::BitXor:
+  case BinaryOp::Shl:
+  case BinaryOp::Shr: return true;
+  default: return false;
+  }
+}
+
+std::string float_literal(double v, ScalarType t) {
+  const bool f64 = t == ScalarType::F64;
+  if (std::isnan(v))
+    return f64 ? "__builtin_nan(\"\")" : "__builtin_nanf(\"\")";
+  if (std::isinf(v))
+    return std::string(v < 0 ? "-" : "") + (f64 ? "__builtin_inf()" : "__builtin_inff()");
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f64 ? "%.17g" : "%.9g", v);
+  std::string s = buf;
+  if (s.find_first_of(".e") == std::string::npos)
+    s += ".0";
+  return f64 ? s : s + "f";
+}
+
+std::string paren(const std::string &s, int prec, int min_prec) { return prec < min_prec ? "(" + s + ")" : s; }
+
+/// Collects the variables `s` declares and those it assigns.
+struct Assignments {
+  std::set<const VarNode *> declared, assigned;
+};
+Assignments assignments_of(const Stmt &s) {
+  Assignments a;
+  for_each_node(s, nullptr, [&](const Stmt &n) {
+    if (auto d = n->as<DeclareNode>())
+      a.declared.insert(d->var.get());
+    else if (auto x = n->as<AssignNode>())
+      a.assigned.insert(x->var.get());
+  });
+  return a;
+}
+
+bool reads_any(const Expr &e, const std::set<const VarNode *> &vars) {
+  bool found = false;
+  class Finder : public IRVisitor {
+  public:
+    const std::set<const VarNode *> &vars;
+    bool &found;
+    Finder(const std::set<const VarNode *> &v, bool &f) : vars(v), found(f) {}
+    void visit_Var(const VarNode *n) override { found |= vars.count(n) > 0; }
+  } finder(vars, found);
+  finder.visit(e);
+  return found;
+}
+
+} // namespace
+
+std::string c_string(const std::string &s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += char(c);
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\%03o", c);
+      out += buf;
+    } else {
+      out += char(c);
+    }
+  }
+  return out + "\"";
+}
+
+// Names ----------------------------------------------------------------------------------
+
+Names::Names(const std::set<std::string> &reserved_by_target) : used_(reserved_by_target) {
+  static const char *reserved[] = {
+      // C++ keywords and alternative tokens
+      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case", "catch",
+      "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept", "const", "consteval", "constexpr",
+      "constinit", "const_cast", "continue", "co_await", "co_return", "co_yield", "decltype", "default", "delete",
+      "do", "double", "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false", "float", "for",
+      "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
+      "nullptr", "operator", "or", "or_eq", "private", "protected", "public", "register", "reinterpret_cast",
+      "requires", "return", "short", "signed", "sizeof", "static", "static_assert", "static_cast", "struct",
+      "switch", "template", "this", "thread_local", "throw", "true", "try", "typedef", "typeid", "typename",
+      "union", "unsigned", "using", "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq",
+      // what generated code of every target refers to
+      "std", "printf", "main", "int8_t", "uint8_t", "int16_t", "uint16_t", "int32_t", "uint32_t", "int64_t",
+      "uint64_t",
+      // macros of <cmath>, <cstdio>, <climits>
+      "INFINITY", "NAN", "HUGE_VAL", "HUGE_VALF", "HUGE_VALL", "EOF", "BUFSIZ", "NULL", "stdin", "stdout",
+      "stderr", "errno", "assert", "CHAR_BIT", "CHAR_MIN", "CHAR_MAX", "INT_MIN", "INT_MAX", "UINT_MAX",
+      "LONG_MIN", "LONG_MAX", "SHRT_MIN", "SHRT_MAX", "FILENAME_MAX", "FOPEN_MAX", "TMP_MAX", "SEEK_SET",
+      "SEEK_CUR", "SEEK_END", "MATH_ERRNO", "MATH_ERREXCEPT", "FP_NAN", "FP_INFINITE", "FP_ZERO",
+      "FP_NORMAL", "FP_SUBNORMAL", "M_PI", "M_E"};
+  for (const char *r : reserved)
+    used_.insert(r);
+}
+
+std::string Names::of(const void *key, const std::string &base) {
+  auto it = names_.find(key);
+  if (it != names_.end())
+    return it->second;
+  return names_[key] = fresh(base);
+}
+
+std::string Names::fresh(const std::string &base) {
+  std::string b;
+  for (char c : base)
+    b += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+  if (b.empty())
+    b = "v";
+  // Leading digits, "__" and "_X" are not ours to use.
+  if (std::isdigit(static_cast<unsigned char>(b[0])) ||
+      (b[0] == '_' && b.size() > 1 && (b[1] == '_' || std::isupper(static_cast<unsigned char>(b[1])))))
+    b = "v" + b;
+  if (used_.insert(b).second)
+    return b;
+  for (int n = 1;; ++n) {
+    std::string s = b + "_" + std::to_string(n);
+    if (used_.insert(s).second)
+      return s;
+  }
+}
+
+// gemm as loops ----------------------------------------------------------------------------
+
+Stmt gemm_as_loops(const GemmNode *n) {
+  auto a = n->a.tile_shape(), c = n->c.tile_shape();
+  const std::int64_t M = c[0], N = c[1], K = n->transpose_a ? a[0] : a[1];
+  Var i = make_var("gi", ScalarType::I32), j = make_var("gj", ScalarType::I32), k = make_var("gk", ScalarType::I32);
+  ScalarType at = arith_type(n->c.buffer->dtype);
+  Var sum = make_var("sum", at);
+  auto aidx = n->transpose_a ? n->a.index_of({k, i}) : n->a.index_of({i, k});
+  auto bidx = n->transpose_b ? n->b.index_of({j, k}) : n->b.index_of({k, j});
+  auto cidx = n->c.index_of({i, j});
+  Expr init = n->clear_accum ? (is_float(at) ? float_imm(0, at) : int_imm(0, at)) : cast(at, load(n->c.buffer, cidx));
+  Expr product = mul(cast(at, load(n->a.buffer, aidx)), cast(at, load(n->b.buffer, bidx)));
+  Stmt body = seq({declare(sum, init), for_loop(k, int_imm(0), int_imm(K), ForKind::Serial, assign(sum, add(sum, product))),
+                   store(n->c.buffer, cidx, cast(n->c.buffer->dtype, sum))});
+  return for_loop(i, int_imm(0), int_imm(M), ForKind::Parallel, for_loop(j, int_imm(0), int_imm(N), ForKind::Parallel, body));
+}
+
+// CEmitter ---------------------------------------------------------------------------------
+
+CEmitter::CEmitter(const Kernel &k, std::ostringstream &os, std::string lib, const std::set<std::string> &reserved)
+    : k_(k), os_(os), lib_(std::move(lib)), names_(reserved) {}
+
+void CEmitter::line(const std::string &s) { os_ << std::string(2 * indent_, ' ') << s << "\n"; }
+
+void CEmitter::block(const Stmt &s) {
+  ++indent_;
+  stmt(s);
+  --indent_;
+}
+
+std::string CEmitter::type_name(ScalarType t) const {
+  switch (t) {
+  case ScalarType::Bool: return "bool";
+  case ScalarType::I8: return "int8_t";
+  case ScalarType::U8: return "uint8_t";
+  case ScalarType::I16: return "int16_t";
+  case ScalarType::U16: return "uint16_t";
+  case ScalarType::I32: return "int32_t";
+  case ScalarType::U32: return "uint32_t";
+  case ScalarType::I64: return "int64_t";
+  case ScalarType::U64: return "uint64_t";
+  case ScalarType::F16: return lib_ + "::f16";
+  case ScalarType::BF16: return lib_ + "::bf16";
+  case ScalarType::F32: return "float";
+  case ScalarType::F64: return "double";
+  case ScalarType::F8E4M3: return lib_ + "::f8e4m3";
+  case ScalarType::F8E5M2: return lib_ + "::f8e5m2";
+  case ScalarType::Void: return "void";
+  }
+  return "void";
+}
+
+std::string CEmitter::int_literal(std::int64_t v, ScalarType t) const {
+  switch (t) {
+  case ScalarType::Bool: return v ? "true" : "false";
+  case ScalarType::I32: return v == std::int64_t(INT32_MIN) ? "(-2147483647 - 1)" : std::to_string(v);
+  case ScalarType::U32: return std::to_string(std::uint32_t(v)) + "u";
+  case ScalarType::I64: return v == INT64_MIN ? "(-9223372036854775807l - 1)" : std::to_string(v) + "l";
+  case ScalarType::U64: return std::to_string(std::uint64_t(v)) + "ul";
+  default: return "(" + type_name(t) + ")" + std::to_string(v);
+  }
+}
+
+void CEmitter::collect_tensor_dims() {
+  auto strides_of = [&](const Buffer &b) {
+    if (b->scope != Scope::Global)
+      return;
+    for (auto &s : b->strides)
+      if (auto t = s->as<TensorDimNode>())
+        used_strides_.insert({t->param_index, t->dim});
+  };
+  for_each_node(
+      k_.body,
+      [&](const Expr &e) {
+        if (auto t = e->as<TensorDimNode>())
+          (t->stride ? used_strides_ : used_sizes_).insert({t->param_index, t->dim});
+        else if (auto l = e->as<LoadNode>())
+          strides_of(l->buffer);
+      },
+      [&](const Stmt &s) {
+        if (auto st = s->as<StoreNode>())
+          strides_of(st->buffer);
+        else if (auto a = s->as<AtomicNode>())
+          strides_of(a->dst.buffer);
+        else if (auto g = s->as<GemmNode>()) {
+          strides_of(g->a.buffer);
+          strides_of(g->b.buffer);
+          strides_of(g->c.buffer);
+        }
+      });
+}
+
+std::string CEmitter::cast(ScalarType to, const Expr &value) {
+  std::string inner = expr(value, P_Unary);
+  // There is no conversion between two extended floats: go through float (exact).
+  if (is_extended_float(value->type) && is_extended_float(to))
+    inner = "(float)" + inner;
+  return "(" + type_name(to) + ")" + inner;
+}
+
+std::string CEmitter::expr(const Expr &e, int min_prec) {
+  switch (e->kind) {
+  case ExprKind::IntImm: {
+    std::string s = int_literal(e->as<IntImmNode>()->value, e->type);
+    return paren(s, s[0] == '-' ? P_Unary : P_Primary, min_prec);
+  }
+  case ExprKind::FloatImm: {
+    auto n = e->as<FloatImmNode>();
+    if (is_extended_float(n->type))
+      return paren("(" + type_name(n->type) + ")" + float_literal(n->value, ScalarType::F32), P_Unary, min_prec);
+    std::string s = float_literal(n->value, n->type);
+    return paren(s, s[0] == '-' ? P_Unary : P_Primary, min_prec);
+  }
+  case ExprKind::StringImm:
+    return c_string(e->as<StringImmNode>()->value);
+  case ExprKind::Var:
+    return var(e->as<VarNode>());
+  case ExprKind::TensorDim: {
+    auto n = e->as<TensorDimNode>();
+    auto &names = n->stride ? strides_ : sizes_;
+    auto it = names.find({n->param_index, n->dim});
+    if (it != names.end())
+      return it->second;
+    unlowered("a tensor size that was not collected");
+    return "0";
+  }
+  case ExprKind::Cast: {
+    auto n = e->as<CastNode>();
+    return paren(cast(n->type, n->value), P_Unary, min_prec);
+  }
+  case ExprKind::Binary: {
+    auto n = e->as<BinaryNode>();
+    if (n->op == BinaryOp::Min || n->op == BinaryOp::Max)
+      return lib_ + (n->op == BinaryOp::Min ? "::min(" : "::max(") + expr(n->a) + ", " + expr(n->b) + ")";
+    if (n->op == BinaryOp::Mod && is_float(n->a->type))
+      return lib_ + "::fmod(" + expr(n->a) + ", " + expr(n->b) + ")";
+    const int p = precedence(n->op);
+    // a + -3 reads better as a - 3 (same value, same type).
+    if (n->op == BinaryOp::Add || n->op == BinaryOp::Sub)
+      if (auto c = n->b->as<IntImmNode>(); c && is_signed(c->type) && c->value < 0 && c->value != INT64_MIN &&
+                                            !(c->type == ScalarType::I32 && c->value == INT32_MIN))
+        return paren(expr(n->a, p) + (n->op == BinaryOp::Add ? " - " : " + ") + expr(int_imm(-c->value, c->type), p + 1),
+                     p, min_prec);
+    auto operand = [&](const Expr &x, int min) {
+      auto b = x->as<BinaryNode>();
+      if (b && b->op != n->op && wants_parens_when_mixed(n->op) && wants_parens_when_mixed(b->op))
+        return "(" + expr(x) + ")";
+      return expr(x, min);
+    };
+    std::string s = operand(n->a, p) + " " + name(n->op) + " " + operand(n->b, p + 1);
+    return paren(s, p, min_prec);
+  }
+  case ExprKind::Unary: {
+    auto n = e->as<UnaryNode>();
+    std::string inner = expr(n->a, P_Unary);
+    if (!inner.empty() && (inner[0] == '-' || inner[0] == '+'))
+      inner = "(" + inner + ")"; // never "--x"
+    return paren(std::string(name(n->op)) + inner, P_Unary, min_prec);
+  }
+  case ExprKind::Select: {
+    auto n = e->as<SelectNode>();
+    return "(" + expr(n->cond, P_LOr) + " ? " + expr(n->t, P_LOr) + " : " + expr(n->f, P_Ternary) + ")";
+  }
+  case ExprKind::Call: {
+    auto n = e->as<CallNode>();
+    std::string s = lib_ + "::" + name(n->fn) + "(";
+    for (size_t i = 0; i < n->args.size(); ++i)
+      s += (i ? ", " : "") + expr(n->args[i]);
+    return s + ")";
+  }
+  case ExprKind::Load: {
+    auto n = e->as<LoadNode>();
+    return element(n->buffer, n->indices);
+  }
+  }
+  return "";
+}
+
+Expr CEmitter::offset(const Buffer &b, const std::vector<Expr> &idx) {
+  Expr off;
+  if (b->scope == Scope::Global) {
+    for (int d = 0; d < b->rank(); ++d) {
+      Expr term = mul(ir::cast(ScalarType::I64, idx[d]), b->strides[d]);
+      off = off ? add(off, term) : term;
+    }
+    return off ? off : int_imm(0, ScalarType::I64);
+  }
+  std::int64_t stride = 1;
+  for (int d = b->rank() - 1; d >= 0; --d) {
+    Expr term = mul(idx[d], int_imm(stride, idx[d]->type));
+    off = off ? add(term, off) : term;
+    stride *= b->extent(d);
+  }
+  return off ? off : int_imm(0);
+}
+
+std::string CEmitter::element(const Buffer &b, const std::vector<Expr> &idx) {
+  return buffer(b) + "[" + expr(offset(b, idx)) + "]";
+}
+
+void CEmitter::unlowered(const std::string &what) {
+  line("#error \"tile: " + what + " reached the codegen; a pass is missing from the pipeline\"");
+}
+
+void CEmitter::stmt(const Stmt &s) {
+  if (!s)
+    return;
+  switch (s->kind) {
+  case StmtKind::Seq:
+    for (auto &c : s->as<SeqNode>()->stmts)
+      stmt(c);
+    return;
+  case StmtKind::Declare: {
+    auto n = s->as<DeclareNode>();
+    std::string d = type_name(n->var->type) + " " + var(n->var);
+    line(n->init ? d + " = " + expr(n->init) + ";" : d + ";");
+    return;
+  }
+  case StmtKind::Assign: {
+    auto n = s->as<AssignNode>();
+    line(var(n->var) + " = " + expr(n->value) + ";");
+    return;
+  }
+  case StmtKind::Store: {
+    auto n = s->as<StoreNode>();
+    line(element(n->buffer, n->indices) + " = " + expr(n->value) + ";");
+    return;
+  }
+  case StmtKind::For:
+    return emit_for(s->as<ForNode>());
+  case StmtKind::If: {
+    auto n = s->as<IfNode>();
+    line("if (" + expr(n->cond) + ") {");
+    block(n->then_case);
+    if (n->else_case) {
+      line("} else {");
+      block(n->else_case);
+    }
+    line("}");
+    return;
+  }
+  case StmtKind::DeclBuffer:
+    return emit_decl_buffer(s->as<DeclBufferNode>());
+  case StmtKind::Gemm:
+    return emit_gemm(s->as<GemmNode>());
+  case StmtKind::Atomic:
+    return emit_atomic(s->as<AtomicNode>());
+  case StmtKind::Print:
+    return emit_print(s->as<PrintNode>());
+  case StmtKind::Assert:
+    return emit_assert(s->as<AssertNode>());
+  case StmtKind::Barrier:
+    return emit_barrier();
+  case StmtKind::AnnotateLayout:
+    return; // consumed by layout inference where a target has one
+  case StmtKind::Copy:
+  case StmtKind::Fill:
+  case StmtKind::Reduce:
+  case StmtKind::Cumsum:
+    return unlowered("a tile operation");
+  }
+}
+
+void CEmitter::emit_atomic(const AtomicNode *n) {
+  if (n->src || !n->value || n->dst.buffer->scope != Scope::Global)
+    return unlowered("a region atomic");
+  line(lib_ + "::atomic_" + name(n->atomic_kind) + "(&" + element(n->dst.buffer, n->dst.begin) + ", " +
+       expr(n->value) + ");");
+}
+
+std::string CEmitter::loop_pragma(const ForNode *n, bool) {
+  return n->for_kind == ForKind::Unrolled ? "#pragma unroll" : "";
+}
+
+void CEmitter::emit_for(const ForNode *n) {
+  const std::string v = var(n->var), t = type_name(n->var->type);
+  Assignments a = assignments_of(n->body);
+  // The IR evaluates begin, extent and step once; C++ re-evaluates the condition, which
+  // is the same unless the body assigns a variable that they read.
+  const bool stable =
+      !reads_any(n->begin, a.assigned) && !reads_any(n->extent, a.assigned) && !reads_any(n->step, a.assigned);
+  auto step = as_const_int(n->step);
+  if (std::string pragma = loop_pragma(n, stable); !pragma.empty())
+    line(pragma);
+  const std::string begin = expr(n->begin);
+  if (step && *step != 0 && stable) {
+    Expr end = add(n->begin, mul(n->extent, n->step));
+    std::string inc = *step == 1    ? "++" + v
+                      : *step == -1 ? "--" + v
+                      : *step > 0   ? v + " += " + std::to_string(*step)
+                                    : v + " -= " + std::to_string(-*step);
+    line("for (" + t + " " + v + " = " + begin + "; " + v + (*step > 0 ? " < " : " > ") + expr(end, P_Rel + 1) + "; " +
+         inc + ") {");
+  } else if (step && *step == 1) {
+    const std::string end = names_.fresh(v + "_end");
+    line("for (" + t + " " + v + " = " + begin + ", " + end + " = " + expr(add(n->begin, n->extent)) + "; " + v + " < " +
+         end + "; ++" + v + ") {");
+  } else {
+    // A step whose sign is known only at run time: count the iterations.
+    const std::string st = names_.fresh(v + "_step"), left = names_.fresh(v + "_left");
+    line("for (" + t + " " + v + " = " + begin + ", " + st + " = " + expr(n->step) + ", " + left + " = " +
+         expr(n->extent) + "; " + left + " > 0; --" + left + ", " + v + " += " + st + ") {");
+  }
+  block(n->body);
+  line("}");
+}
+
+void CEmitter::emit_print(const PrintNode *n) {
+  auto [fmt, values] = print_prefix();
+  for (auto &a : n->args) {
+    fmt += " ";
+    if (auto s = a->as<StringImmNode>()) {
+      for (char c : s->value)
+        fmt += c == '%' ? std::string("%%") : std::string(1, c);
+      continue;
+    }
+    const ScalarType t = a->type;
+    std::string v = expr(a, P_Unary);
+    if (is_float(t)) {
+      fmt += "%g";
+      values += ", (double)" + std::string(is_extended_float(t) ? "(float)" : "") + v;
+    } else if (t == ScalarType::Bool || (is_signed(t) && bits(t) <= 32)) {
+      fmt += "%d";
+      values += ", (int)" + v;
+    } else if (bits(t) <= 32) {
+      fmt += "%u";
+      values += ", (unsigned)" + v;
+    } else if (is_signed(t)) {
+      fmt += "%lld";
+      values += ", (long long)" + v;
+    } else {
+      fmt += "%llu";
+      values += ", (unsigned long long)" + v;
+    }
+  }
+  line("printf(" + c_string(fmt + "\n") + ", " + values + ");");
+}
+
+} // namespace tile::targets

@@ -1,0 +1,96 @@
+// What the C-family targets (CPU C++, CUDA C++, HIP C++) share when they print lowered tile
+// IR as source: identifiers, literals, expressions with minimal parentheses, statements,
+// loops, buffer indexing and print. A target derives from CEmitter and supplies what differs:
+// how parameters and block indices arrive, where buffers live, gemm, atomics, asserts and
+// barriers. Types of the device library are spelled `<lib>::bf16` and so on, so that each
+// target's header library defines them as it likes.
+#pragma once
+
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <utility>
+
+#include "ir/IR.h"
+
+namespace tile::targets {
+
+/// C++ operator precedence, higher binds tighter.
+enum Prec { P_None = 0, P_Ternary = 2, P_LOr, P_LAnd, P_BOr, P_BXor, P_BAnd, P_Eq, P_Rel, P_Shift = 11, P_Add, P_Mul, P_Unary = 15, P_Primary };
+
+/// A C++ string literal holding `s`.
+std::string c_string(const std::string &s);
+
+/// Identifiers of generated code: every IR variable and buffer gets one that no other one,
+/// no keyword and no name the target reserves has; duplicates get "_1", "_2", ...
+class Names {
+public:
+  explicit Names(const std::set<std::string> &reserved_by_target);
+  /// The name of `key` (a variable or buffer), made on first use from `base`.
+  std::string of(const void *key, const std::string &base);
+  /// A name of its own, made from `base`.
+  std::string fresh(const std::string &base);
+
+private:
+  std::map<const void *, std::string> names_;
+  std::set<std::string> used_;
+};
+
+/// The IR of `c (+)= op(a) op(b)` as loops: parallel over rows and columns, serial over k,
+/// accumulating in the accumulator's arithmetic type. Any operand shape and scope.
+ir::Stmt gemm_as_loops(const ir::GemmNode *n);
+
+class CEmitter {
+public:
+  /// `lib`: the namespace of the target's device library ("tile_cpu", "tile_cuda").
+  CEmitter(const ir::Kernel &k, std::ostringstream &os, std::string lib, const std::set<std::string> &reserved);
+  virtual ~CEmitter() = default;
+
+protected:
+  const ir::Kernel &k_;
+  std::ostringstream &os_;
+  const std::string lib_;
+  int indent_ = 1;
+  Names names_;
+  /// (parameter, dimension) -> the local holding that size / stride, for those declared.
+  std::map<std::pair<int, int>, std::string> sizes_, strides_;
+  /// The sizes and strides the body reads (filled by collect_tensor_dims).
+  std::set<std::pair<int, int>> used_sizes_, used_strides_;
+
+  void line(const std::string &s);
+  void block(const ir::Stmt &s);
+  std::string var(const ir::Var &v) { return names_.of(v.get(), v->name); }
+  std::string var(const ir::VarNode *v) { return names_.of(v, v->name); }
+  std::string buffer(const ir::Buffer &b) { return names_.of(b.get(), b->name); }
+  std::string type_name(ir::ScalarType t) const;
+  std::string int_literal(std::int64_t v, ir::ScalarType t) const;
+
+  void collect_tensor_dims();
+  /// A C++ expression for `e`, parenthesized if its precedence is below `min_prec`.
+  std::string expr(const ir::Expr &e, int min_prec = 0);
+  /// The offset of element `idx` of `b`: stride-based (int64) for tensors, row-major else.
+  ir::Expr offset(const ir::Buffer &b, const std::vector<ir::Expr> &idx);
+  std::string element(const ir::Buffer &b, const std::vector<ir::Expr> &idx);
+  void stmt(const ir::Stmt &s);
+
+  // What targets supply or may change.
+  /// A conversion of `value` to `to`, at unary precedence.
+  virtual std::string cast(ir::ScalarType to, const ir::Expr &value);
+  /// A line before a loop (`#pragma ...`), or empty. `stable`: begin, extent and step are
+  /// not assigned in the body.
+  virtual std::string loop_pragma(const ir::ForNode *n, bool stable);
+  virtual void emit_for(const ir::ForNode *n);
+  virtual void emit_decl_buffer(const ir::DeclBufferNode *n) = 0;
+  virtual void emit_gemm(const ir::GemmNode *n) = 0;
+  virtual void emit_atomic(const ir::AtomicNode *n);
+  virtual void emit_assert(const ir::AssertNode *n) = 0;
+  virtual void emit_barrier() = 0;
+  /// printf's format and arguments that start every print line (the block's indices).
+  virtual std::pair<std::string, std::string> print_prefix() = 0;
+  void emit_print(const ir::PrintNode *n);
+  /// An #error line for IR the target cannot take (a pass is missing from its pipeline).
+  void unlowered(const std::string &what);
+};
+
+} // namespace tile::targets
