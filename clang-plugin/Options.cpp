@@ -3,6 +3,8 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Program.h"
 
+#include "targets/cuda/CudaCompiler.h"
+
 namespace tile::plugin {
 
 namespace {
@@ -31,9 +33,13 @@ bool parse_targets(llvm::StringRef value, pipeline::Options &o, std::string &pro
       return false;
     }
   }
-  if (o.target_cuda || o.target_hip) {
-    problem = std::string("the ") + (o.target_cuda ? "cuda" : "hip") +
-              " target is not available in this build of tile yet; use targets=cpu";
+  if (o.target_cuda) {
+    cuda::cuda_compile_flags(o.cuda_archs, problem);
+    if (!problem.empty())
+      return false;
+  }
+  if (o.target_hip) {
+    problem = "the hip target is not available in this build of tile yet; use targets=cpu or targets=cpu,cuda";
     return false;
   }
   return true;
@@ -93,6 +99,9 @@ bool parse_options(const std::vector<std::string> &args, pipeline::Options &o, s
       return false;
     }
   }
+  // The default targets: the CPU, and CUDA when there is an nvcc to build it with.
+  if (!o.targets_given)
+    o.target_cuda = !o.nvcc.empty() || !cuda::default_nvcc().empty();
   return true;
 }
 

@@ -8,19 +8,29 @@
 #include "ir/Verifier.h"
 #include "targets/cpu/CpuCodegen.h"
 #include "targets/cpu/CpuCompiler.h"
+#include "targets/cuda/CudaCodegen.h"
+#include "targets/cuda/CudaCompiler.h"
+#include "transforms/BindThreads.h"
+#include "transforms/InsertSync.h"
+#include "transforms/LowerGemm.h"
 #include "transforms/LowerTileOps.h"
 
 namespace tile::pipeline {
 
 const std::vector<std::string> &pass_names(const std::string &target) {
   static const std::vector<std::string> cpu = {"frontend", "lower-tile-ops", "codegen"};
-  (void)target;
-  return cpu;
+  static const std::vector<std::string> cuda = {"frontend",     "lower-tile-ops", "lower-gemm",
+                                                "bind-threads", "insert-sync",    "codegen"};
+  return target == "cuda" ? cuda : cpu;
 }
 
 bool is_pass_name(const std::string &name) {
-  auto &names = pass_names("cpu");
-  return std::find(names.begin(), names.end(), name) != names.end();
+  for (const char *target : {"cpu", "cuda"}) {
+    auto &names = pass_names(target);
+    if (std::find(names.begin(), names.end(), name) != names.end())
+      return true;
+  }
+  return false;
 }
 
 namespace {
@@ -32,12 +42,12 @@ bool listed(const std::vector<std::string> &list, const std::string &pass) {
 
 /// The manifest of an image (format: lib/runtime/Manifest.h).
 std::string manifest(const std::string &target, const std::vector<ir::Kernel> &kernels,
-                     const std::vector<std::string> &symbols) {
+                     const std::vector<std::string> &symbols, const std::vector<std::int64_t> &shared_bytes) {
   std::ostringstream os;
-  os << "tile-image 1\ntarget " << target << "\n";
+  os << "tile-image 2\ntarget " << target << "\n";
   for (size_t i = 0; i < kernels.size(); ++i) {
     const ir::Kernel &k = kernels[i];
-    os << "kernel " << k.key << " " << symbols[i] << " " << k.threads << " ";
+    os << "kernel " << k.key << " " << symbols[i] << " " << k.threads << " " << shared_bytes[i] << " ";
     if (k.params.empty())
       os << "-";
     for (size_t p = 0; p < k.params.size(); ++p) {
@@ -58,6 +68,9 @@ class PassRunner {
 public:
   PassRunner(const Options &o, const std::function<void(const std::string &)> &dump, Result &r)
       : opts_(o), dump_(dump), result_(r) {}
+
+  /// `target` tags the printouts of passes after the frontend's.
+  void set_target(std::string target) { target_ = std::move(target); }
 
   /// False when the pipeline stops after this pass.
   bool run(const std::string &name, std::vector<ir::Kernel> &kernels,
@@ -80,30 +93,31 @@ public:
 
 private:
   void print(const char *when, const std::string &name, const std::vector<ir::Kernel> &kernels) {
+    const std::string tag = name == "frontend" || target_.empty() ? "" : " [" + target_ + "]";
     for (auto &k : kernels)
-      dump_("// -----// IR " + std::string(when) + " " + name + " //----- //\n" + ir::to_string(k));
+      dump_("// -----// IR " + std::string(when) + " " + name + tag + " //----- //\n" + ir::to_string(k));
   }
+  std::string target_;
   const Options &opts_;
   const std::function<void(const std::string &)> &dump_;
   Result &result_;
 };
 
 void dump_source(const std::function<void(const std::string &)> &dump, const std::string &pass,
-                 const std::string &source) {
-  dump("// -----// source after " + pass + " //----- //\n" + source);
+                 const std::string &target, const std::string &source) {
+  dump("// -----// source after " + pass + " [" + target + "] //----- //\n" + source);
 }
 
 void run_cpu(std::vector<ir::Kernel> kernels, const std::string &unit, const Options &opts,
              const std::function<void(const std::string &)> &dump, Result &result) {
   PassRunner passes(opts, dump, result);
-  if (!passes.run("frontend", kernels, nullptr))
-    return;
+  passes.set_target("cpu");
   if (!passes.run("lower-tile-ops", kernels, transforms::lower_tile_ops))
     return;
 
   std::string source = cpu::emit_source(kernels);
   if (listed(opts.print_after, "codegen"))
-    dump_source(dump, "codegen", source);
+    dump_source(dump, "codegen", "cpu", source);
   if (opts.stop_after == "codegen" || opts.syntax_only)
     return;
 
@@ -128,7 +142,49 @@ void run_cpu(std::vector<ir::Kernel> kernels, const std::string &unit, const Opt
                                "tile: cpu image of " + unit + " (" + std::to_string(kernels.size()) + " kernel" +
                                    (kernels.size() == 1 ? "" : "s") + ") " +
                                    (compiled.cached ? "loaded from cache, no device compiler run" : "compiled")});
-  result.images.push_back({"cpu", manifest("cpu", kernels, symbols), std::move(compiled.image)});
+  result.images.push_back(
+      {"cpu", manifest("cpu", kernels, symbols, std::vector<std::int64_t>(kernels.size(), 0)), std::move(compiled.image)});
+}
+
+void run_cuda(std::vector<ir::Kernel> kernels, const std::string &unit, const Options &opts,
+              const std::function<void(const std::string &)> &dump, Result &result) {
+  PassRunner passes(opts, dump, result);
+  passes.set_target("cuda");
+  if (!passes.run("lower-tile-ops", kernels, transforms::lower_tile_ops) ||
+      !passes.run("lower-gemm", kernels, transforms::lower_gemm) ||
+      !passes.run("bind-threads", kernels, transforms::bind_threads) ||
+      !passes.run("insert-sync", kernels, transforms::insert_sync))
+    return;
+
+  cuda::Source source = cuda::emit_source(kernels);
+  if (listed(opts.print_after, "codegen"))
+    dump_source(dump, "codegen", "cuda", source.text);
+  if (opts.stop_after == "codegen" || opts.syntax_only)
+    return;
+
+  std::vector<std::string> symbols;
+  for (auto &k : kernels)
+    symbols.push_back(cuda::kernel_symbol(k));
+  cuda::CompileOptions co;
+  co.nvcc = opts.nvcc;
+  co.archs = opts.cuda_archs;
+  co.cache_dir = opts.cache_dir;
+  co.emit_source_dir = opts.emit_source_dir;
+  DeviceCompileResult compiled = cuda::compile_cuda_image(source.text, unit, co);
+  if (!compiled.ok) {
+    std::string text = "nvcc failed on the CUDA code generated for " + unit;
+    if (!compiled.source_path.empty())
+      text += " (generated source kept at " + compiled.source_path + ")";
+    text += ":\n" + compiled.log;
+    result.messages.push_back({Message::Error, kernels.empty() ? "" : kernels[0].key, text});
+    return;
+  }
+  if (opts.verbose)
+    result.messages.push_back({Message::Remark, "",
+                               "tile: cuda image of " + unit + " (" + std::to_string(kernels.size()) + " kernel" +
+                                   (kernels.size() == 1 ? "" : "s") + ") " +
+                                   (compiled.cached ? "loaded from cache, no device compiler run" : "compiled")});
+  result.images.push_back({"cuda", manifest("cuda", kernels, symbols, source.shared_bytes), std::move(compiled.image)});
 }
 
 } // namespace
@@ -136,8 +192,20 @@ void run_cpu(std::vector<ir::Kernel> kernels, const std::string &unit, const Opt
 Result run(const std::vector<ir::Kernel> &kernels, const std::string &unit, const Options &opts,
            const std::function<void(const std::string &)> &dump) {
   Result result;
-  if (opts.target_cpu)
-    run_cpu(kernels, unit, opts, dump, result);
+  // The frontend's IR is the same for every target: printed once.
+  std::vector<ir::Kernel> verified = kernels;
+  PassRunner frontend(opts, dump, result);
+  if (!frontend.run("frontend", verified, nullptr))
+    return result;
+  // With stop-after, only the targets whose pipeline has that pass run.
+  auto runs = [&](const char *target) {
+    auto &names = pass_names(target);
+    return opts.stop_after.empty() || std::find(names.begin(), names.end(), opts.stop_after) != names.end();
+  };
+  if (opts.target_cpu && runs("cpu"))
+    run_cpu(verified, unit, opts, dump, result);
+  if (opts.target_cuda && runs("cuda") && result.ok())
+    run_cuda(verified, unit, opts, dump, result);
   return result;
 }
 

@@ -1,9 +1,14 @@
 // The ordered pass list per target, from the frontend's IR to device images.
 //
 //   cpu:  lower-tile-ops -> codegen (C++) -> clang++ -> shared object
+//   cuda: lower-tile-ops -> lower-gemm -> bind-threads -> insert-sync -> codegen (CUDA C++)
+//         -> nvcc -> fatbin
 //
-// Each pass can be printed before / after (`print-before=`, `print-after=`, or `all`) and
-// the pipeline can stop after any of them (`stop-after=`), for lit tests.
+// The frontend's IR is verified and printed once; each target's passes then run on their
+// own copy. Each pass can be printed before / after (`print-before=`, `print-after=`, or
+// `all`; printouts after the frontend's are tagged with the target, "[cuda]") and the
+// pipelines can stop after any of them (`stop-after=`, for lit tests: targets without that
+// pass do not run).
 #pragma once
 
 #include <functional>

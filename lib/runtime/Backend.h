@@ -1,4 +1,4 @@
-// The interface every device backend implements (CPU now; CUDA and HIP later).
+// The interface every device backend implements (CPU and CUDA now; HIP later).
 #pragma once
 
 #include <cstddef>
@@ -19,6 +19,7 @@ using FunctionHandle = void *;
 struct LaunchConfig {
   std::int64_t grid[3]; // every extent positive
   int threads;          // threads per block, from the manifest
+  long long shared_bytes; // dynamic shared memory per block, from the manifest
   void *stream;         // the native stream; null: the device's default stream
 };
 

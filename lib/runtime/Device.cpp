@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "runtime/CpuBackend.h"
+#include "runtime/CudaBackend.h"
 
 namespace tile::runtime {
 
@@ -20,8 +21,10 @@ std::string unavailable_backend(tile::backend b) {
   switch (b) {
   case tile::backend::cpu:
     return "";
-  case tile::backend::cuda:
-    return "no CUDA backend is available in this build";
+  case tile::backend::cuda: {
+    std::string why;
+    return cuda_device_count(why) > 0 ? "" : why;
+  }
   case tile::backend::hip:
     return "no HIP backend is available in this build";
   }
@@ -32,7 +35,8 @@ std::string unavailable_backend(tile::backend b) {
 int device_count(tile::backend b) {
   if (!unavailable_backend(b).empty())
     return 0;
-  return b == tile::backend::cpu ? 1 : 0;
+  std::string why;
+  return b == tile::backend::cpu ? 1 : b == tile::backend::cuda ? cuda_device_count(why) : 0;
 }
 
 const char *backend_label(tile::backend b) {
@@ -107,8 +111,9 @@ Backend &backend_for(const tile::device &d) {
   switch (d.backend) {
   case tile::backend::cpu:
     return cpu_backend();
-  case tile::backend::cuda: // unavailable_reason rejected these: no GPU backends yet
-  case tile::backend::hip:
+  case tile::backend::cuda:
+    return cuda_backend(d.index);
+  case tile::backend::hip: // unavailable_reason rejected it: no HIP backend yet
     break;
   }
   throw tile::error(d.name() + ": no backend drives this device");

@@ -107,7 +107,7 @@ void launch_packed(const char *key, std::int64_t gx, std::int64_t gy, std::int64
   if (blocks == 0)
     return;
 
-  LaunchConfig config{{gx, gy, gz}, kernel.threads, s ? s->native() : nullptr};
+  LaunchConfig config{{gx, gy, gz}, kernel.threads, kernel.shared_bytes, s ? s->native() : nullptr};
   try {
     FunctionHandle fn = Registry::global().function(*found->image, kernel, backend);
     backend.launch(fn, config, args, nargs);

@@ -63,7 +63,7 @@ ParamSignature parse_param(std::string_view text, int line) {
   return p;
 }
 
-KernelInfo parse_kernel(std::string_view rest, int line) {
+KernelInfo parse_kernel(std::string_view rest, int line, int version) {
   KernelInfo k;
   std::string_view fields[4];
   const char *names[4] = {"key", "symbol", "threads", "parameters"};
@@ -71,6 +71,12 @@ KernelInfo parse_kernel(std::string_view rest, int line) {
     fields[i] = next_field(rest);
     if (fields[i].empty())
       malformed(line, std::string("kernel record without ") + names[i]);
+    if (i == 2 && version >= 2) {
+      std::string_view shared = next_field(rest);
+      auto [end, ec] = std::from_chars(shared.data(), shared.data() + shared.size(), k.shared_bytes);
+      if (shared.empty() || ec != std::errc() || end != shared.data() + shared.size() || k.shared_bytes < 0)
+        malformed(line, "shared memory size '" + std::string(shared) + "' is not a non-negative integer");
+    }
   }
   if (rest.empty())
     malformed(line, "kernel record without display name");
@@ -97,7 +103,7 @@ KernelInfo parse_kernel(std::string_view rest, int line) {
 Manifest parse_manifest(std::string_view text) {
   Manifest m;
   std::set<std::string, std::less<>> keys;
-  int line = 0;
+  int line = 0, version = 0;
   bool have_target = false;
   while (!text.empty()) {
     size_t newline = text.find('\n');
@@ -107,13 +113,12 @@ Manifest parse_manifest(std::string_view text) {
     if (line == 1) {
       std::string_view rest = record;
       if (next_field(rest) != "tile-image")
-        malformed(line, "expected 'tile-image 1'");
-      int version = 0;
+        malformed(line, "expected 'tile-image 2'");
       if (!parse_int(rest, version))
-        malformed(line, "expected 'tile-image 1'");
-      if (version != 1)
+        malformed(line, "expected 'tile-image 2'");
+      if (version != 1 && version != 2)
         malformed(line, "unsupported manifest version " + std::to_string(version) +
-                            " (this runtime reads version 1)");
+                            " (this runtime reads versions 1 and 2)");
       continue;
     }
     if (record.empty())
@@ -131,7 +136,7 @@ Manifest parse_manifest(std::string_view text) {
     } else if (kind == "kernel") {
       if (!have_target)
         malformed(line, "a 'kernel' record before the 'target' record");
-      KernelInfo k = parse_kernel(rest, line);
+      KernelInfo k = parse_kernel(rest, line, version);
       if (!keys.insert(k.key).second)
         malformed(line, "kernel '" + k.key + "' is listed twice");
       m.kernels.push_back(std::move(k));

@@ -2,12 +2,13 @@
 //
 // Text, one record per line, written by the compiler (lib/Pipeline) and read here:
 //
-//   tile-image 1
-//   target cpu
-//   kernel <key> <symbol> <threads> <params> <display name: the rest of the line>
+//   tile-image 2
+//   target cuda
+//   kernel <key> <symbol> <threads> <shared> <params> <display name: the rest of the line>
 //
 // <key> is the kernel's mangled name (what launch_packed receives), <symbol> the image's
-// entry for it, <threads> the threads per block, <params> a comma-separated list of parameter
+// entry for it, <threads> the threads per block, <shared> the bytes of dynamic shared memory
+// a block needs (version 1 manifests have no such field: 0), <params> a comma-separated list of parameter
 // signatures, `t<dtype>x<rank>` for a tensor and `s<dtype>` for a scalar (dtype: the code of
 // tile::dtype), or `-` for none. <target> is the backend that runs the image (cpu, cuda, hip).
 #pragma once
@@ -30,6 +31,7 @@ struct KernelInfo {
   std::string key;
   std::string symbol;
   int threads = 0;
+  long long shared_bytes = 0;
   std::vector<ParamSignature> params;
   std::string display_name;
 };

@@ -120,6 +120,20 @@ std::string c_string(const std::string &s) {
   return out + "\"";
 }
 
+std::string entry_symbol(const std::string &prefix, const std::string &key) {
+  std::string s = prefix;
+  for (char c : key)
+    s += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+  std::uint64_t h = 1469598103934665603ull; // FNV-1a: stable across hosts and runs
+  for (unsigned char c : key) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "_%08x", unsigned(h ^ (h >> 32)));
+  return s + buf;
+}
+
 // Names ----------------------------------------------------------------------------------
 
 Names::Names(const std::set<std::string> &reserved_by_target) : used_(reserved_by_target) {
@@ -171,24 +185,6 @@ std::string Names::fresh(const std::string &base) {
     if (used_.insert(s).second)
       return s;
   }
-}
-
-// gemm as loops ----------------------------------------------------------------------------
-
-Stmt gemm_as_loops(const GemmNode *n) {
-  auto a = n->a.tile_shape(), c = n->c.tile_shape();
-  const std::int64_t M = c[0], N = c[1], K = n->transpose_a ? a[0] : a[1];
-  Var i = make_var("gi", ScalarType::I32), j = make_var("gj", ScalarType::I32), k = make_var("gk", ScalarType::I32);
-  ScalarType at = arith_type(n->c.buffer->dtype);
-  Var sum = make_var("sum", at);
-  auto aidx = n->transpose_a ? n->a.index_of({k, i}) : n->a.index_of({i, k});
-  auto bidx = n->transpose_b ? n->b.index_of({j, k}) : n->b.index_of({k, j});
-  auto cidx = n->c.index_of({i, j});
-  Expr init = n->clear_accum ? (is_float(at) ? float_imm(0, at) : int_imm(0, at)) : cast(at, load(n->c.buffer, cidx));
-  Expr product = mul(cast(at, load(n->a.buffer, aidx)), cast(at, load(n->b.buffer, bidx)));
-  Stmt body = seq({declare(sum, init), for_loop(k, int_imm(0), int_imm(K), ForKind::Serial, assign(sum, add(sum, product))),
-                   store(n->c.buffer, cidx, cast(n->c.buffer->dtype, sum))});
-  return for_loop(i, int_imm(0), int_imm(M), ForKind::Parallel, for_loop(j, int_imm(0), int_imm(N), ForKind::Parallel, body));
 }
 
 // CEmitter ---------------------------------------------------------------------------------
@@ -397,11 +393,8 @@ void CEmitter::stmt(const Stmt &s) {
     line(var(n->var) + " = " + expr(n->value) + ";");
     return;
   }
-  case StmtKind::Store: {
-    auto n = s->as<StoreNode>();
-    line(element(n->buffer, n->indices) + " = " + expr(n->value) + ";");
-    return;
-  }
+  case StmtKind::Store:
+    return emit_store(s->as<StoreNode>());
   case StmtKind::For:
     return emit_for(s->as<ForNode>());
   case StmtKind::If: {
@@ -435,6 +428,10 @@ void CEmitter::stmt(const Stmt &s) {
   case StmtKind::Cumsum:
     return unlowered("a tile operation");
   }
+}
+
+void CEmitter::emit_store(const StoreNode *n) {
+  line(element(n->buffer, n->indices) + " = " + expr(n->value) + ";");
 }
 
 void CEmitter::emit_atomic(const AtomicNode *n) {

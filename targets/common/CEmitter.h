@@ -16,6 +16,11 @@
 
 namespace tile::targets {
 
+/// The name of a kernel's entry in an image: `prefix` + the kernel's key with every character
+/// outside [A-Za-z0-9_] replaced by '_' + "_" + 8 hex digits of a hash of the key (keys that
+/// differ only in replaced characters stay apart).
+std::string entry_symbol(const std::string &prefix, const std::string &key);
+
 /// C++ operator precedence, higher binds tighter.
 enum Prec { P_None = 0, P_Ternary = 2, P_LOr, P_LAnd, P_BOr, P_BXor, P_BAnd, P_Eq, P_Rel, P_Shift = 11, P_Add, P_Mul, P_Unary = 15, P_Primary };
 
@@ -36,10 +41,6 @@ private:
   std::map<const void *, std::string> names_;
   std::set<std::string> used_;
 };
-
-/// The IR of `c (+)= op(a) op(b)` as loops: parallel over rows and columns, serial over k,
-/// accumulating in the accumulator's arithmetic type. Any operand shape and scope.
-ir::Stmt gemm_as_loops(const ir::GemmNode *n);
 
 class CEmitter {
 public:
@@ -88,7 +89,8 @@ protected:
   virtual void emit_barrier() = 0;
   /// printf's format and arguments that start every print line (the block's indices).
   virtual std::pair<std::string, std::string> print_prefix() = 0;
-  void emit_print(const ir::PrintNode *n);
+  virtual void emit_print(const ir::PrintNode *n);
+  virtual void emit_store(const ir::StoreNode *n);
   /// An #error line for IR the target cannot take (a pass is missing from its pipeline).
   void unlowered(const std::string &what);
 };

@@ -8,6 +8,7 @@
 
 #include "ir/Visitor.h"
 #include "targets/common/CEmitter.h"
+#include "transforms/LowerGemm.h"
 
 namespace tile::cpu {
 
@@ -178,26 +179,13 @@ private:
            ldc + ");");
       return;
     }
-    stmt(targets::gemm_as_loops(n)); // any other operand shape: the definition
+    stmt(transforms::gemm_as_loops(n)); // any other operand shape: the definition
   }
 };
 
 } // namespace
 
-std::string kernel_symbol(const Kernel &kernel) {
-  std::string s = "tile_cpu_";
-  for (char c : kernel.key)
-    s += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
-  // FNV-1a: stable across hosts and runs.
-  std::uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : kernel.key) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "_%08x", unsigned(h ^ (h >> 32)));
-  return s + buf;
-}
+std::string kernel_symbol(const Kernel &kernel) { return targets::entry_symbol("tile_cpu_", kernel.key); }
 
 std::string emit_source(const std::vector<Kernel> &kernels) {
   std::ostringstream os;

@@ -1,6 +1,7 @@
 #include <cstdlib>
 #include <gtest/gtest.h>
 
+#include "runtime/CudaBackend.h"
 #include "runtime/Device.h"
 #include "tile/host.h"
 
@@ -37,9 +38,14 @@ TEST(RuntimeDevice, NamesDevices) {
     EXPECT_EQ(parse_device(name)->name(), name);
 }
 
-TEST(RuntimeDevice, ChoosesTheCpuWithoutGpuBackends) {
-  EXPECT_EQ(choose_device(nullptr), (device{backend::cpu, 0}));
-  EXPECT_EQ(choose_device(""), (device{backend::cpu, 0}));
+/// How many CUDA devices this machine has, and why none when it has none.
+int gpus(std::string &why) { return cuda_device_count(why); }
+
+TEST(RuntimeDevice, ChoosesTheFirstGpuElseTheCpu) {
+  std::string why;
+  const device expected = gpus(why) > 0 ? device{backend::cuda, 0} : device{backend::cpu, 0};
+  EXPECT_EQ(choose_device(nullptr), expected);
+  EXPECT_EQ(choose_device(""), expected);
   EXPECT_EQ(choose_device("cpu"), (device{backend::cpu, 0}));
 }
 
@@ -48,18 +54,25 @@ TEST(RuntimeDevice, ReportsBadTileDeviceValues) {
   EXPECT_NE(garbage.find("TILE_DEVICE=garbage"), std::string::npos) << garbage;
   EXPECT_NE(garbage.find("expected cpu, cuda[:N] or hip[:N]"), std::string::npos) << garbage;
 
-  std::string cuda = error_of("cuda:1");
-  EXPECT_NE(cuda.find("TILE_DEVICE=cuda:1"), std::string::npos) << cuda;
-  EXPECT_NE(cuda.find("no CUDA backend"), std::string::npos) << cuda;
+  std::string why;
+  const int n = gpus(why);
+  const std::string missing = "cuda:" + std::to_string(n);
+  std::string cuda = error_of(missing.c_str());
+  EXPECT_NE(cuda.find("TILE_DEVICE=" + missing), std::string::npos) << cuda;
+  // Without GPUs the reason is the driver's; with n GPUs, device n does not exist.
+  const std::string reason = n == 0 ? why : "there is no CUDA device " + std::to_string(n);
+  EXPECT_FALSE(reason.empty());
+  EXPECT_NE(cuda.find(reason), std::string::npos) << cuda;
   std::string hip = error_of("hip");
   EXPECT_NE(hip.find("no HIP backend"), std::string::npos) << hip;
 }
 
 TEST(RuntimeDevice, SetDeviceRejectsUnavailableDevices) {
+  std::string why;
   if (!std::getenv("TILE_DEVICE"))
-    EXPECT_EQ(current_device(), (device{backend::cpu, 0}));
+    EXPECT_EQ(current_device(), gpus(why) > 0 ? (device{backend::cuda, 0}) : (device{backend::cpu, 0}));
   const device before = current_device();
-  EXPECT_THROW(set_device(backend::cuda, 0), tile::error);
+  EXPECT_THROW(set_device(backend::cuda, gpus(why)), tile::error);
   EXPECT_THROW(set_device(backend::cpu, 1), tile::error);
   EXPECT_EQ(current_device(), before);
   set_device(backend::cpu);
@@ -69,11 +82,14 @@ TEST(RuntimeDevice, SetDeviceRejectsUnavailableDevices) {
 
 TEST(RuntimeDevice, BackendForNamesTheDevice) {
   EXPECT_EQ(backend_for(device{backend::cpu, 0}).target(), std::string("cpu"));
+  std::string why;
+  const int n = gpus(why);
   try {
-    backend_for(device{backend::cuda, 2});
+    backend_for(device{backend::cuda, n});
     FAIL() << "expected tile::error";
   } catch (const tile::error &e) {
-    EXPECT_NE(std::string(e.what()).find("cuda:2: no CUDA backend"), std::string::npos);
+    const std::string expected = "cuda:" + std::to_string(n) + ": " + (n == 0 ? why : "there is no CUDA device");
+    EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
   }
 }
 

@@ -27,6 +27,21 @@ TEST(RuntimeManifest, ParsesKernelsAndSignatures) {
   EXPECT_EQ(m.kernels[1].display_name, "noop");
 }
 
+TEST(RuntimeManifest, Version2HasSharedMemorySizes) {
+  Manifest m = parse_manifest("tile-image 2\n"
+                              "target cuda\n"
+                              "kernel _Z3addv tile_add 128 81920 t0x2,s6 add\n"
+                              "kernel _Z4noopv tile_noop 32 0 - noop\n");
+  ASSERT_EQ(m.kernels.size(), 2u);
+  EXPECT_EQ(m.kernels[0].threads, 128);
+  EXPECT_EQ(m.kernels[0].shared_bytes, 81920);
+  EXPECT_EQ(m.kernels[0].params.size(), 2u);
+  EXPECT_EQ(m.kernels[0].display_name, "add");
+  EXPECT_EQ(m.kernels[1].shared_bytes, 0);
+  // Version 1 records have no such field.
+  EXPECT_EQ(parse_manifest("tile-image 1\ntarget cpu\nkernel k s 1 - k\n").kernels[0].shared_bytes, 0);
+}
+
 TEST(RuntimeManifest, AcceptsAMissingFinalNewlineAndNoKernels) {
   EXPECT_EQ(parse_manifest("tile-image 1\ntarget cuda").target, "cuda");
   EXPECT_TRUE(parse_manifest("tile-image 1\ntarget hip\n").kernels.empty());
@@ -58,7 +73,9 @@ TEST(RuntimeManifest, RejectsMalformedManifests) {
   } cases[] = {
       {"", "empty"},
       {"tile-image\ntarget cpu\n", "line 1"},
-      {"tile-image 2\ntarget cpu\n", "unsupported manifest version 2"},
+      {"tile-image 3\ntarget cpu\n", "unsupported manifest version 3"},
+      {"tile-image 2\ntarget cpu\nkernel k s 1 -5 - k\n", "shared memory size '-5'"},
+      {"tile-image 2\ntarget cpu\nkernel k s 1 x - k\n", "shared memory size 'x'"},
       {"tile-img 1\ntarget cpu\n", "line 1"},
       {"tile-image 1\n", "no 'target' record"},
       {"tile-image 1\nkernel k s 1 - k\n", "before the 'target' record"},

@@ -1,0 +1,204 @@
+#include "targets/cuda/CudaCodegen.h"
+
+#include <cctype>
+#include <cstdio>
+#include <functional>
+#include <sstream>
+
+#include "targets/common/CEmitter.h"
+
+namespace tile::cuda {
+
+using namespace ir;
+using targets::P_Primary;
+
+namespace {
+
+/// Offsets in dynamic shared memory are multiples of this (wide vector and TMA alignment).
+constexpr std::int64_t shared_alignment = 128;
+
+class KernelEmitter final : public targets::CEmitter {
+public:
+  KernelEmitter(const Kernel &k, std::ostringstream &os)
+      : CEmitter(k, os, "tile_cuda",
+                 {"tile_cuda", "tile_smem", "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "__syncthreads"}) {}
+
+  /// Emits the kernel's body to the stream given to the constructor.
+  void run() {
+    collect_tensor_dims();
+    params();
+    block_coordinates();
+    stmt(k_.body);
+  }
+
+  /// Writes the whole kernel, its `body` (what run() emitted) included, to `os`; returns the
+  /// dynamic shared memory it needs.
+  std::int64_t finish(std::ostringstream &os, const std::string &body) {
+    std::ostringstream &os_ = os;
+    os_ << "// " << k_.display_name;
+    if (!k_.location.empty())
+      os_ << " (" << k_.location << ")";
+    os_ << "\nextern \"C\" __global__ void __launch_bounds__(" << k_.threads << ") " << kernel_symbol(k_) << "(";
+    for (size_t i = 0; i < k_.params.size(); ++i) {
+      const Param &p = k_.params[i];
+      os_ << (i ? ", " : "");
+      if (p.tensor)
+        os_ << "const tile_cuda::tensor_arg " << arg_names_[i];
+      else
+        os_ << (is_float(p.scalar->type) ? "double " : "int64_t ") << arg_names_[i];
+    }
+    os_ << ") {\n";
+    if (shared_bytes_ > 0)
+      os_ << "  extern __shared__ __align__(" << shared_alignment << ") unsigned char tile_smem[];\n";
+    os_ << body << "}\n";
+    return shared_bytes_;
+  }
+
+private:
+  std::vector<std::string> arg_names_;
+  std::string blk_;
+  std::int64_t shared_bytes_ = 0;
+  int threads_depth_ = 0; // > 0 inside a Threads loop
+
+  void params() {
+    for (size_t i = 0; i < k_.params.size(); ++i) {
+      const Param &p = k_.params[i];
+      const std::string base = p.tensor ? p.tensor->name : p.scalar->name;
+      arg_names_.push_back(names_.fresh(base + "_arg"));
+      const std::string &arg = arg_names_.back();
+      if (!p.tensor) {
+        const ScalarType t = p.scalar->type;
+        std::string value = t == ScalarType::Bool ? arg + " != 0" : "(" + type_name(t) + ")" + arg;
+        line(type_name(t) + " " + var(p.scalar) + " = " + value + ";");
+        continue;
+      }
+      const Buffer &b = p.tensor;
+      const std::string elem = std::string(b->read_only ? "const " : "") + type_name(b->dtype);
+      const std::string name = buffer(b);
+      line(elem + " *__restrict__ " + name + " = (" + elem + " *)" + arg + ".data;");
+      for (int d = 0; d < b->rank(); ++d)
+        if (used_sizes_.count({int(i), d})) {
+          sizes_[{int(i), d}] = names_.fresh(name + "_size" + std::to_string(d));
+          line("const int64_t " + sizes_[{int(i), d}] + " = " + arg + ".sizes[" + std::to_string(d) + "];");
+        }
+      for (int d = 0; d < b->rank(); ++d)
+        if (used_strides_.count({int(i), d})) {
+          strides_[{int(i), d}] = names_.fresh(name + "_stride" + std::to_string(d));
+          line("const int64_t " + strides_[{int(i), d}] + " = " + arg + ".strides[" + std::to_string(d) + "];");
+        }
+    }
+  }
+
+  void block_coordinates() {
+    blk_ = names_.fresh("blk");
+    line("const tile_cuda::block3 " + blk_ + " = tile_cuda::block_index(" + std::to_string(k_.swizzle_panel) + ");");
+    static const char *axes[] = {"x", "y", "z"};
+    for (int d = 0; d < 3; ++d)
+      if (k_.block_index[d])
+        line("const " + type_name(k_.block_index[d]->type) + " " + var(k_.block_index[d]) + " = (" +
+             type_name(k_.block_index[d]->type) + ")" + blk_ + "." + axes[d] + ";");
+  }
+
+  std::string cast(ScalarType to, const Expr &value) override {
+    if (is_extended_float(to) || is_extended_float(value->type))
+      return "tile_cuda::cvt<" + type_name(to) + ">(" + expr(value) + ")";
+    return CEmitter::cast(to, value);
+  }
+
+  void emit_decl_buffer(const DeclBufferNode *n) override {
+    const Buffer &b = n->buffer;
+    const std::string t = type_name(b->dtype);
+    if (b->scope == Scope::Local) {
+      std::string dims;
+      for (int d = 0; d < b->rank(); ++d)
+        dims += (d ? " * " : "") + std::to_string(b->extent(d));
+      line(t + " " + buffer(b) + "[" + dims + "];");
+      return;
+    }
+    // Shared and fragment buffers: the next aligned place in dynamic shared memory.
+    const std::int64_t offset = (shared_bytes_ + shared_alignment - 1) / shared_alignment * shared_alignment;
+    shared_bytes_ = offset + b->num_elements() * bytes(b->dtype);
+    line(t + " *__restrict__ " + buffer(b) + " = reinterpret_cast<" + t + " *>(tile_smem + " + std::to_string(offset) +
+         ");");
+  }
+
+  /// Work outside Threads loops runs in every thread; what must happen once per block is
+  /// given to thread 0.
+  void once(const std::function<void()> &emit) {
+    if (threads_depth_ > 0)
+      return emit();
+    line("if (threadIdx.x == 0) {");
+    ++indent_;
+    emit();
+    --indent_;
+    line("}");
+  }
+
+  void emit_store(const StoreNode *n) override {
+    if (n->buffer->scope == Scope::Shared || n->buffer->scope == Scope::Fragment)
+      return once([&] { CEmitter::emit_store(n); });
+    CEmitter::emit_store(n);
+  }
+
+  void emit_for(const ForNode *n) override {
+    if (n->for_kind != ForKind::Threads)
+      return CEmitter::emit_for(n);
+    const std::string v = var(n->var), t = type_name(n->var->type);
+    const std::string T = std::to_string(k_.threads);
+    const std::string start =
+        is_const_int(n->begin, 0) ? "(int32_t)threadIdx.x" : expr(n->begin, targets::P_Add) + " + (int32_t)threadIdx.x";
+    line("for (" + t + " " + v + " = " + start + "; " + v +
+         " < " + expr(add(n->begin, n->extent), targets::P_Rel + 1) + "; " + v + " += " + T + ") {");
+    ++threads_depth_;
+    block(n->body);
+    --threads_depth_;
+    line("}");
+  }
+
+  void emit_atomic(const AtomicNode *n) override {
+    once([&] { CEmitter::emit_atomic(n); });
+  }
+
+  void emit_gemm(const GemmNode *) override { unlowered("a gemm"); }
+
+  void emit_assert(const AssertNode *n) override {
+    line("if (!" + expr(n->cond, P_Primary) + ") {");
+    ++indent_;
+    line("tile_cuda::assert_fail(" + targets::c_string(n->message) + ");");
+    --indent_;
+    line("}");
+  }
+
+  void emit_barrier() override { line("__syncthreads();"); }
+
+  std::pair<std::string, std::string> print_prefix() override {
+    return {"[block %lld,%lld,%lld]",
+            "(long long)" + blk_ + ".x, (long long)" + blk_ + ".y, (long long)" + blk_ + ".z"};
+  }
+
+  void emit_print(const PrintNode *n) override {
+    once([&] { CEmitter::emit_print(n); });
+  }
+};
+
+} // namespace
+
+std::string kernel_symbol(const Kernel &kernel) { return targets::entry_symbol("tile_cuda_", kernel.key); }
+
+Source emit_source(const std::vector<Kernel> &kernels) {
+  Source src;
+  std::ostringstream os;
+  os << "// Generated by tile's CUDA target (targets/cuda/CudaCodegen.cpp); do not edit.\n"
+        "#include \"tile_cuda.h\"\n";
+  for (auto &k : kernels) {
+    os << "\n";
+    std::ostringstream body;
+    KernelEmitter e(k, body);
+    e.run();
+    src.shared_bytes.push_back(e.finish(os, body.str()));
+  }
+  src.text = os.str();
+  return src;
+}
+
+} // namespace tile::cuda

@@ -1,0 +1,39 @@
+// The CUDA target's code generator: lowered tile IR -> one CUDA C++ source file.
+//
+// Requires: the CUDA pipeline's passes up to insert-sync (no tile operation left; all
+//   element-wise work in Threads loops; barriers placed).
+// Emits: `#include "tile_cuda.h"` (targets/cuda/include) and, per kernel,
+//
+//   extern "C" __global__ void __launch_bounds__(THREADS) SYMBOL(tile_cuda::tensor_arg A, ...,
+//                                                               int64_t n, double alpha, ...)
+//
+// (the ABI of lib/runtime/CudaBackend.cpp: tensors as tensor_arg, integral and bool scalars
+// as int64_t, floating scalars as double). Shared and fragment buffers are placed one after
+// another, 128-byte aligned, in the block's dynamic shared memory; local buffers are
+// per-thread arrays. Threads loops become thread-strided loops; work outside them that has
+// an effect outside the thread (atomics, print, stores to shared memory) is done by thread 0.
+// The output is deterministic and indented: lit tests snapshot it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/IR.h"
+
+namespace tile::cuda {
+
+/// The entry's name in the image: "tile_cuda_" + the kernel's key made an identifier + a
+/// hash of the key.
+std::string kernel_symbol(const ir::Kernel &kernel);
+
+struct Source {
+  std::string text;
+  /// Per kernel, in order: the dynamic shared memory it needs, in bytes.
+  std::vector<std::int64_t> shared_bytes;
+};
+
+/// The CUDA source of one image holding `kernels`.
+Source emit_source(const std::vector<ir::Kernel> &kernels);
+
+} // namespace tile::cuda

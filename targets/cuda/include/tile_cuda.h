@@ -1,0 +1,323 @@
+// tile's CUDA device library: what generated CUDA code includes. Self-contained (CUDA's own
+// headers only). Generated code spells element types tile_cuda::bf16 and so on, calls the
+// math and atomic functions below, and gets its block's indices from block_index().
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+namespace tile_cuda {
+
+// ---------------------------------------------------------------------------------------
+// The launch ABI (lib/runtime/CudaBackend.cpp): a tensor parameter arrives as this struct
+// (the tail of tile::rt::kernel_arg from `data` on), a scalar as int64_t or double.
+// ---------------------------------------------------------------------------------------
+
+struct tensor_arg {
+  void *data;
+  int64_t sizes[4];
+  int64_t strides[4];
+};
+
+struct block3 {
+  int64_t x, y, z;
+};
+
+/// The block's tile indices. With `panel` > 1 (tile::use_swizzle) blocks are rasterized in
+/// panels of `panel` rows, alternate panels walking columns backwards, as on the CPU.
+__device__ __forceinline__ block3 block_index(int64_t panel) {
+  const int64_t gx = gridDim.x, gy = gridDim.y;
+  block3 b;
+  b.z = blockIdx.z;
+  if (panel <= 1 || gy <= 1) {
+    b.x = blockIdx.x;
+    b.y = blockIdx.y;
+    return b;
+  }
+  const int64_t xy = int64_t(blockIdx.y) * gx + blockIdx.x;
+  const int64_t panel_blocks = panel * gx;
+  const int64_t p = xy / panel_blocks, offset = xy % panel_blocks;
+  const int64_t rows = (p + 1) * panel <= gy ? panel : gy - p * panel; // the last panel may be short
+  const int64_t column = offset / rows;
+  b.x = (p & 1) ? gx - 1 - column : column;
+  b.y = p * panel + offset % rows;
+  return b;
+}
+
+// ---------------------------------------------------------------------------------------
+// Element types
+// ---------------------------------------------------------------------------------------
+
+using bf16 = __nv_bfloat16;
+using f16 = __half;
+
+namespace detail {
+
+__host__ __device__ __forceinline__ uint32_t float_bits(float f) { return __float_as_uint(f); }
+__host__ __device__ __forceinline__ float bits_float(uint32_t u) { return __uint_as_float(u); }
+
+// The minifloat conversions of the host types (include/tile/types.h): `E` exponent and `M`
+// mantissa bits, round to nearest even; `Ieee` selects infinities (e5m2), otherwise (e4m3fn)
+// the all-ones pattern is the only NaN and overflow gives NaN. Bit for bit the same results
+// as the host and the CPU target.
+template <int E, int M, bool Ieee> __device__ uint32_t encode_minifloat(float f) {
+  const uint32_t u = float_bits(f);
+  const uint32_t sign = (u >> 31) << (E + M);
+  const uint32_t abs = u & 0x7fffffffu;
+  constexpr int bias = (1 << (E - 1)) - 1;
+  constexpr uint32_t exp_all = (1u << E) - 1;
+  constexpr uint32_t nan_bits = Ieee ? ((exp_all << M) | (1u << (M - 1))) : ((exp_all << M) | ((1u << M) - 1));
+  constexpr uint32_t overflow_bits = Ieee ? (exp_all << M) : nan_bits;
+  constexpr uint32_t max_bits = Ieee ? (((exp_all - 1) << M) | ((1u << M) - 1)) : ((exp_all << M) | ((1u << M) - 2));
+  if (abs > 0x7f800000u)
+    return sign | nan_bits;
+  if (abs == 0x7f800000u)
+    return sign | overflow_bits;
+  const int exp = int(abs >> 23) - 127;
+  const uint32_t mant = (abs & 0x7fffffu) | (abs >= 0x00800000u ? 0x800000u : 0u);
+  const int target_exp = exp + bias;
+  const int shift = target_exp <= 0 ? 23 - M + (1 - target_exp) : 23 - M;
+  if (shift > 31)
+    return sign;
+  const uint32_t lsb = (mant >> shift) & 1u, round_bits = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
+  uint32_t result = target_exp <= 0 ? mant >> shift : (uint32_t(target_exp) << M) | ((mant >> shift) & ((1u << M) - 1));
+  if (round_bits > half || (round_bits == half && lsb))
+    result += 1;
+  if (result > max_bits)
+    return sign | overflow_bits;
+  return sign | result;
+}
+
+template <int E, int M, bool Ieee> __device__ float decode_minifloat(uint32_t v) {
+  constexpr int bias = (1 << (E - 1)) - 1;
+  constexpr uint32_t exp_all = (1u << E) - 1;
+  const uint32_t sign = (v >> (E + M)) & 1u, exp = (v >> M) & exp_all, mant = v & ((1u << M) - 1);
+  float mag;
+  if (Ieee && exp == exp_all)
+    mag = mant ? __int_as_float(0x7fc00000) : __int_as_float(0x7f800000);
+  else if (!Ieee && exp == exp_all && mant == (1u << M) - 1)
+    mag = __int_as_float(0x7fc00000);
+  else if (exp == 0)
+    mag = float(mant) * bits_float(uint32_t(127 - bias - M + 1) << 23);
+  else
+    mag = bits_float((uint32_t(int(exp) - bias + 127) << 23) | (mant << (23 - M)));
+  return sign ? -mag : mag;
+}
+
+} // namespace detail
+
+/// OCP FP8 E4M3 ("fn": no infinities; overflow and NaN give NaN).
+struct f8e4m3 {
+  uint8_t bits;
+  f8e4m3() = default;
+  __device__ f8e4m3(float f) : bits(uint8_t(detail::encode_minifloat<4, 3, false>(f))) {}
+  __device__ operator float() const { return detail::decode_minifloat<4, 3, false>(bits); }
+};
+
+/// OCP FP8 E5M2 (IEEE-style infinities and NaNs).
+struct f8e5m2 {
+  uint8_t bits;
+  f8e5m2() = default;
+  __device__ f8e5m2(float f) : bits(uint8_t(detail::encode_minifloat<5, 2, true>(f))) {}
+  __device__ operator float() const { return detail::decode_minifloat<5, 2, true>(bits); }
+};
+
+template <class A, class B> struct same { static constexpr bool value = false; };
+template <class A> struct same<A, A> { static constexpr bool value = true; };
+template <class T> struct extended {
+  static constexpr bool value = same<T, bf16>::value || same<T, f16>::value || same<T, f8e4m3>::value ||
+                                same<T, f8e5m2>::value;
+};
+
+namespace detail {
+template <class T> __device__ __forceinline__ float to_float(T v) {
+  if constexpr (same<T, bf16>::value)
+    return __bfloat162float(v);
+  else if constexpr (same<T, f16>::value)
+    return __half2float(v);
+  else
+    return float(v);
+}
+/// One correct rounding from any type: 32-bit integers and double go through double
+/// (exact), 64-bit integers through float as on the CPU, minifloats through float (exact).
+template <class T> __device__ __forceinline__ bf16 to_bf16(T v) {
+  if constexpr (same<T, float>::value)
+    return __float2bfloat16_rn(v);
+  else if constexpr (same<T, double>::value)
+    return __double2bfloat16(v);
+  else if constexpr (extended<T>::value)
+    return __float2bfloat16_rn(to_float(v));
+  else if constexpr (sizeof(T) <= 4)
+    return __double2bfloat16(double(v));
+  else
+    return __float2bfloat16_rn(float(v));
+}
+template <class T> __device__ __forceinline__ f16 to_f16(T v) {
+  if constexpr (same<T, float>::value)
+    return __float2half_rn(v);
+  else if constexpr (same<T, double>::value)
+    return __double2half(v);
+  else if constexpr (extended<T>::value)
+    return __float2half_rn(to_float(v));
+  else if constexpr (sizeof(T) <= 4)
+    return __double2half(double(v));
+  else
+    return __float2half_rn(float(v));
+}
+} // namespace detail
+
+/// A conversion where either side is an extended float.
+template <class To, class From> __device__ __forceinline__ To cvt(From v) {
+  if constexpr (same<To, From>::value)
+    return v;
+  else if constexpr (same<To, bf16>::value)
+    return detail::to_bf16(v);
+  else if constexpr (same<To, f16>::value)
+    return detail::to_f16(v);
+  else if constexpr (extended<To>::value) // fp8
+    return To(extended<From>::value ? detail::to_float(v) : float(v));
+  else if constexpr (same<To, bool>::value)
+    return detail::to_float(v) != 0.0f;
+  else
+    return To(detail::to_float(v));
+}
+
+// ---------------------------------------------------------------------------------------
+// Math (the IR computes in float or double only)
+// ---------------------------------------------------------------------------------------
+
+__device__ __forceinline__ float exp(float x) { return ::expf(x); }
+__device__ __forceinline__ double exp(double x) { return ::exp(x); }
+__device__ __forceinline__ float exp2(float x) { return ::exp2f(x); }
+__device__ __forceinline__ double exp2(double x) { return ::exp2(x); }
+__device__ __forceinline__ float log(float x) { return ::logf(x); }
+__device__ __forceinline__ double log(double x) { return ::log(x); }
+__device__ __forceinline__ float log2(float x) { return ::log2f(x); }
+__device__ __forceinline__ double log2(double x) { return ::log2(x); }
+__device__ __forceinline__ float sqrt(float x) { return ::sqrtf(x); }
+__device__ __forceinline__ double sqrt(double x) { return ::sqrt(x); }
+__device__ __forceinline__ float rsqrt(float x) { return ::rsqrtf(x); }
+__device__ __forceinline__ double rsqrt(double x) { return ::rsqrt(x); }
+__device__ __forceinline__ float tanh(float x) { return ::tanhf(x); }
+__device__ __forceinline__ double tanh(double x) { return ::tanh(x); }
+__device__ __forceinline__ float sigmoid(float x) { return 1.0f / (1.0f + ::expf(-x)); }
+__device__ __forceinline__ double sigmoid(double x) { return 1.0 / (1.0 + ::exp(-x)); }
+__device__ __forceinline__ float fma(float a, float b, float c) { return ::fmaf(a, b, c); }
+__device__ __forceinline__ double fma(double a, double b, double c) { return ::fma(a, b, c); }
+__device__ __forceinline__ float fmod(float a, float b) { return ::fmodf(a, b); }
+__device__ __forceinline__ double fmod(double a, double b) { return ::fmod(a, b); }
+template <class T> __device__ __forceinline__ T abs(T x) { return x < T(0) ? T(-x) : x; }
+__device__ __forceinline__ float abs(float x) { return ::fabsf(x); }
+__device__ __forceinline__ double abs(double x) { return ::fabs(x); }
+
+// min / max: integers compare; floats ignore a NaN operand (fminf / fmaxf).
+template <class T> __device__ __forceinline__ T min(T a, T b) { return b < a ? b : a; }
+template <class T> __device__ __forceinline__ T max(T a, T b) { return a < b ? b : a; }
+__device__ __forceinline__ float min(float a, float b) { return ::fminf(a, b); }
+__device__ __forceinline__ float max(float a, float b) { return ::fmaxf(a, b); }
+__device__ __forceinline__ double min(double a, double b) { return ::fmin(a, b); }
+__device__ __forceinline__ double max(double a, double b) { return ::fmax(a, b); }
+
+// ---------------------------------------------------------------------------------------
+// Atomics on global memory: native instructions where CUDA has them, else a
+// compare-and-swap loop on the aligned 32- or 64-bit word that holds the element.
+// ---------------------------------------------------------------------------------------
+
+namespace detail {
+template <class T, class F> __device__ void atomic_update(T *p, F f) {
+  if constexpr (sizeof(T) == 8) {
+    unsigned long long *a = reinterpret_cast<unsigned long long *>(p);
+    unsigned long long old = *a, assumed;
+    do {
+      assumed = old;
+      T cur, next;
+      memcpy(&cur, &assumed, 8);
+      next = f(cur);
+      unsigned long long bits;
+      memcpy(&bits, &next, 8);
+      old = atomicCAS(a, assumed, bits);
+    } while (assumed != old);
+  } else {
+    // The element within its aligned 32-bit word (sizeof(T) is 1, 2 or 4).
+    const uintptr_t addr = reinterpret_cast<uintptr_t>(p);
+    unsigned *word = reinterpret_cast<unsigned *>(addr & ~uintptr_t(3));
+    const unsigned shift = unsigned(addr & 3) * 8;
+    const unsigned mask = sizeof(T) == 4 ? 0xffffffffu : ((1u << (8 * sizeof(T))) - 1) << shift;
+    unsigned old = *word, assumed;
+    do {
+      assumed = old;
+      unsigned field = (assumed & mask) >> shift;
+      T cur, next;
+      memcpy(&cur, &field, sizeof(T));
+      next = f(cur);
+      unsigned bits = 0;
+      memcpy(&bits, &next, sizeof(T));
+      old = atomicCAS(word, assumed, (assumed & ~mask) | ((bits << shift) & mask));
+    } while (assumed != old);
+  }
+}
+/// The value an atomic computes with, and back.
+template <class T> __device__ __forceinline__ auto arith(T v) {
+  if constexpr (extended<T>::value)
+    return to_float(v);
+  else if constexpr (sizeof(T) < 4)
+    return int(v);
+  else
+    return v;
+}
+template <class T, class A> __device__ __forceinline__ T from_arith(A a) {
+  if constexpr (extended<T>::value)
+    return cvt<T>(a);
+  else
+    return T(a);
+}
+template <class T, class V, class F> __device__ __forceinline__ void atomic_combine(T *p, V v, F combine) {
+  atomic_update(p, [v, combine](T cur) {
+    auto a = arith(cur);
+    return from_arith<T>(combine(a, decltype(a)(arith(T(v)))));
+  });
+}
+} // namespace detail
+
+template <class T, class V> __device__ void atomic_add(T *p, V v) {
+  if constexpr (same<T, float>::value || same<T, double>::value || same<T, int32_t>::value ||
+                same<T, uint32_t>::value || same<T, unsigned long long>::value)
+    atomicAdd(p, T(v));
+  else if constexpr (sizeof(T) == 8 && !same<T, double>::value) // 64-bit integers wrap as unsigned
+    atomicAdd(reinterpret_cast<unsigned long long *>(p), (unsigned long long)(T(v)));
+  else
+    detail::atomic_combine(p, v, [](auto a, auto b) { return a + b; });
+}
+
+template <class T, class V> __device__ void atomic_max(T *p, V v) {
+  if constexpr (same<T, int32_t>::value || same<T, uint32_t>::value || same<T, unsigned long long>::value)
+    atomicMax(p, T(v));
+  else if constexpr (same<T, int64_t>::value)
+    atomicMax(reinterpret_cast<long long *>(p), (long long)v);
+  else
+    detail::atomic_combine(p, v, [](auto a, auto b) { return max(a, b); });
+}
+
+template <class T, class V> __device__ void atomic_min(T *p, V v) {
+  if constexpr (same<T, int32_t>::value || same<T, uint32_t>::value || same<T, unsigned long long>::value)
+    atomicMin(p, T(v));
+  else if constexpr (same<T, int64_t>::value)
+    atomicMin(reinterpret_cast<long long *>(p), (long long)v);
+  else
+    detail::atomic_combine(p, v, [](auto a, auto b) { return min(a, b); });
+}
+
+// ---------------------------------------------------------------------------------------
+// Debugging
+// ---------------------------------------------------------------------------------------
+
+/// tile::device_assert: reports and stops the kernel (the launch's error is then
+/// CUDA_ERROR_LAUNCH_FAILED, reported by the runtime at the next synchronization).
+__device__ __noinline__ void assert_fail(const char *message) {
+  printf("tile: device_assert failed in block (%d,%d,%d) thread %d: %s\n", int(blockIdx.x), int(blockIdx.y),
+         int(blockIdx.z), int(threadIdx.x), message);
+  __trap();
+}
+
+} // namespace tile_cuda
