@@ -2,6 +2,8 @@
 // timing, and the line they end with:
 //   PASS <name> <size> <time> ms     (exit status 0)
 //   FAIL <name> <size> ...           (exit status 1)
+// With TILE_BENCH_REPS=N in the environment, the time is the median of N launches after a
+// warm-up, and a JSON line in the format of ../shared/bench/peers.py follows (bench/).
 #pragma once
 
 #include <tile/tile.h>
@@ -66,12 +68,42 @@ template <class T> double rel_error(const std::vector<double> &ref, const std::v
   return std::sqrt(num) / std::max(std::sqrt(den), 1e-30);
 }
 
-/// Runs `launch` and waits for the device; returns the elapsed milliseconds.
+/// TILE_BENCH_REPS, or 0 when unset.
+inline int bench_reps() {
+  const char *v = std::getenv("TILE_BENCH_REPS");
+  return v ? std::max(0, std::atoi(v)) : 0;
+}
+
+/// Runs `launch` and waits for the device; returns the elapsed milliseconds (in bench mode,
+/// the median of bench_reps() launches after a first one that loads the image).
 template <class F> double time_ms(F &&launch) {
-  auto t0 = std::chrono::steady_clock::now();
-  launch();
-  tile::synchronize();
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  auto once = [&] {
+    auto t0 = std::chrono::steady_clock::now();
+    launch();
+    tile::synchronize();
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  };
+  double first = once();
+  const int reps = bench_reps();
+  if (reps == 0)
+    return first;
+  std::vector<double> t;
+  for (int r = 0; r < reps; ++r)
+    t.push_back(once());
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+/// In bench mode, the JSON line of one measurement: `work` is floating-point operations
+/// (unit "tflops") or bytes moved (unit "gbps").
+inline void bench_line(const char *kernel, const std::string &shape, double ms, double work, const char *unit,
+                       double err) {
+  if (bench_reps() == 0)
+    return;
+  const double rate = std::string(unit) == "tflops" ? work / ms / 1e9 : work / ms / 1e6;
+  std::printf("{\"kernel\": \"%s\", \"shape\": \"%s\", \"impl\": \"tile\", \"device\": \"%s\", \"ms\": %.4f, "
+              "\"%s\": %.2f, \"err\": %.3g}\n",
+              kernel, shape.c_str(), tile::current_device().name().c_str(), ms, unit, rate, err);
 }
 
 /// Prints the PASS or FAIL line; returns the exit status.

@@ -30,6 +30,8 @@ int main(int argc, char **argv) {
       double x = float(a[i]);
       ref[i] = x / (1 + std::exp(-x)) * double(float(b[i]));
     }
-    return example::report("elementwise", size, ms, example::rel_error(ref, Y.to_vector()), 1e-2);
+    const double err = example::rel_error(ref, Y.to_vector());
+    example::bench_line("silu_mul_bf16", size, ms, 3.0 * double(M) * N * sizeof(T::bf16), "gbps", err); // read + write
+    return example::report("elementwise", size, ms, err, 1e-2);
   });
 }

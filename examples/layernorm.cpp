@@ -73,6 +73,8 @@ int main(int argc, char **argv) {
       for (int j = 0; j < N; ++j)
         ref[std::size_t(i) * N + j] = (float(row[j]) - mean) * rstd * double(float(w[j])) + double(float(b[j]));
     }
-    return example::report("layernorm", size, ms, example::rel_error(ref, Y.to_vector()), 1e-2);
+    const double err = example::rel_error(ref, Y.to_vector());
+    example::bench_line("layernorm_bf16", size, ms, 2.0 * double(M) * N * sizeof(T::bf16), "gbps", err); // read + write
+    return example::report("layernorm", size, ms, err, 1e-2);
   });
 }

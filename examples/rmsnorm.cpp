@@ -55,6 +55,8 @@ int main(int argc, char **argv) {
       for (int j = 0; j < N; ++j)
         ref[std::size_t(i) * N + j] = double(float(row[j])) * scale * double(float(w[j]));
     }
-    return example::report("rmsnorm", size, ms, example::rel_error(ref, Y.to_vector()), 1e-2);
+    const double err = example::rel_error(ref, Y.to_vector());
+    example::bench_line("rmsnorm_bf16", size, ms, 2.0 * double(M) * N * sizeof(T::bf16), "gbps", err); // read + write
+    return example::report("rmsnorm", size, ms, err, 1e-2);
   });
 }

@@ -59,6 +59,8 @@ int main(int argc, char **argv) {
       for (int j = 0; j < N; ++j)
         ref[std::size_t(i) * N + j] = std::exp(double(float(row[j])) - m) / sum;
     }
-    return example::report("softmax", size, ms, example::rel_error(ref, Y.to_vector()), 1e-2);
+    const double err = example::rel_error(ref, Y.to_vector());
+    example::bench_line("softmax_bf16", size, ms, 2.0 * double(M) * N * sizeof(T::bf16), "gbps", err); // read + write
+    return example::report("softmax", size, ms, err, 1e-2);
   });
 }

@@ -39,6 +39,7 @@ struct Driver {
   X(cuMemcpyDtoH, "cuMemcpyDtoH_v2")                                                                                   \
   X(cuModuleLoadData, "cuModuleLoadData")                                                                              \
   X(cuModuleGetFunction, "cuModuleGetFunction")                                                                        \
+  X(cuModuleGetGlobal, "cuModuleGetGlobal_v2")                                                                         \
   X(cuFuncSetAttribute, "cuFuncSetAttribute")                                                                          \
   X(cuLaunchKernel, "cuLaunchKernel")                                                                                  \
   X(cuGetErrorName, "cuGetErrorName")                                                                                  \
@@ -80,6 +81,16 @@ const Driver &driver() {
   }();
   return d;
 }
+
+/// The device_assert record of an image (tile_cuda::assert_state of targets/cuda/include/tile_cuda.h).
+struct AssertState {
+  unsigned failed;
+  int block[3];
+  int thread;
+  char kernel[124];
+  char message[256];
+};
+static_assert(sizeof(AssertState) == 400, "the layout of tile_cuda::assert_state");
 
 /// Throws tile::error for a failed driver call: "cuLaunchKernel: CUDA_ERROR_...: <text>".
 void check(CUresult r, const char *what) {
@@ -135,6 +146,13 @@ public:
     enter();
     CUmodule m = nullptr;
     check(driver().cuModuleLoadData(&m, image), "cuModuleLoadData");
+    CUdeviceptr state = 0;
+    size_t bytes = 0;
+    if (driver().cuModuleGetGlobal(&state, &bytes, m, "tile_assert_state") == CUDA_SUCCESS &&
+        bytes == sizeof(AssertState)) {
+      std::lock_guard lock(mutex_);
+      assert_states_.push_back(state);
+    }
     return m;
   }
   FunctionHandle find_function(ModuleHandle module, const std::string &symbol) override {
@@ -171,9 +189,31 @@ public:
           "cuLaunchKernel");
   }
 
+  /// Waits for the device, then reports the first failed device_assert of any image.
   void synchronize() override {
     enter();
-    check(driver().cuCtxSynchronize(), "kernel execution (cuCtxSynchronize)");
+    const Driver &d = driver();
+    check(d.cuCtxSynchronize(), "kernel execution (cuCtxSynchronize)");
+    std::vector<CUdeviceptr> states;
+    {
+      std::lock_guard lock(mutex_);
+      states = assert_states_;
+    }
+    for (CUdeviceptr p : states) {
+      unsigned failed = 0;
+      check(d.cuMemcpyDtoH(&failed, p, sizeof failed), "cuMemcpyDtoH");
+      if (!failed)
+        continue;
+      AssertState s;
+      check(d.cuMemcpyDtoH(&s, p, sizeof s), "cuMemcpyDtoH");
+      const unsigned zero = 0;
+      check(d.cuMemcpyHtoD(p, &zero, sizeof zero), "cuMemcpyHtoD");
+      s.kernel[sizeof s.kernel - 1] = s.message[sizeof s.message - 1] = 0;
+      throw tile::error("tile kernel '" + std::string(s.kernel) + "' on " + device().name() +
+                        ": device_assert failed in block (" + std::to_string(s.block[0]) + ", " +
+                        std::to_string(s.block[1]) + ", " + std::to_string(s.block[2]) + ") thread " +
+                        std::to_string(s.thread) + ": " + s.message);
+    }
   }
 
 private:
@@ -186,6 +226,7 @@ private:
   int max_shared_ = 48 * 1024;
   std::mutex mutex_;
   std::unordered_set<CUfunction> raised_;
+  std::vector<CUdeviceptr> assert_states_; // of every loaded image that has one
 };
 
 } // namespace

@@ -164,7 +164,8 @@ private:
   void emit_assert(const AssertNode *n) override {
     line("if (!" + expr(n->cond, P_Primary) + ") {");
     ++indent_;
-    line("tile_cuda::assert_fail(" + targets::c_string(n->message) + ");");
+    line("tile_cuda::assert_fail(" + targets::c_string(k_.display_name) + ", " + targets::c_string(n->message) + ");");
+    line("return;");
     --indent_;
     line("}");
   }

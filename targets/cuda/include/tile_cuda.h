@@ -312,12 +312,44 @@ template <class T, class V> __device__ void atomic_min(T *p, V v) {
 // Debugging
 // ---------------------------------------------------------------------------------------
 
-/// tile::device_assert: reports and stops the kernel (the launch's error is then
-/// CUDA_ERROR_LAUNCH_FAILED, reported by the runtime at the next synchronization).
-__device__ __noinline__ void assert_fail(const char *message) {
-  printf("tile: device_assert failed in block (%d,%d,%d) thread %d: %s\n", int(blockIdx.x), int(blockIdx.y),
-         int(blockIdx.z), int(threadIdx.x), message);
-  __trap();
+/// The first failed tile::device_assert of the image's kernels since the runtime last looked.
+/// The runtime (lib/runtime/CudaBackend.cpp) reads it by name after each synchronization,
+/// throws tile::error with what it holds, and clears it; its layout is shared with the runtime.
+struct assert_state {
+  unsigned failed;
+  int block[3];
+  int thread;
+  char kernel[124];
+  char message[256];
+};
+
+} // namespace tile_cuda
+
+/// One per image (every generated source includes this header once); not mangled, so the
+/// runtime finds it by this name.
+__device__ tile_cuda::assert_state tile_assert_state;
+
+namespace tile_cuda {
+
+/// tile::device_assert failed: the first failure of a launch is recorded for the runtime;
+/// the generated code then ends the thread (the launch's results are not to be used), and
+/// the context stays usable for later launches.
+__device__ __noinline__ void assert_fail(const char *kernel, const char *message) {
+  if (atomicCAS(&tile_assert_state.failed, 0u, 1u) != 0u)
+    return;
+  tile_assert_state.block[0] = int(blockIdx.x);
+  tile_assert_state.block[1] = int(blockIdx.y);
+  tile_assert_state.block[2] = int(blockIdx.z);
+  tile_assert_state.thread = int(threadIdx.x);
+  auto copy = [](char *to, const char *from, int n) {
+    int i = 0;
+    for (; i + 1 < n && from[i]; ++i)
+      to[i] = from[i];
+    to[i] = 0;
+  };
+  copy(tile_assert_state.kernel, kernel, int(sizeof tile_assert_state.kernel));
+  copy(tile_assert_state.message, message, int(sizeof tile_assert_state.message));
+  __threadfence();
 }
 
 } // namespace tile_cuda

@@ -1,0 +1,31 @@
+#!/usr/bin/env python3
+"""Prints tile's figures against the peers measured in the same run (JSON lines of the
+examples in bench mode and of peers.py): one row per kernel and shape, the best peer's
+figure, and the ratio. Memory-bound kernels are also compared with the copy bandwidth.
+  python3 ratios.py bench.jsonl
+"""
+import json, sys
+
+tile, peers = {}, {}
+for line in open(sys.argv[1]):
+    line = line.strip()
+    if not line.startswith("{"):
+        continue
+    r = json.loads(line)
+    if "kernel" not in r:
+        continue
+    rate = r.get("tflops", r.get("gbps"))
+    key = (r["kernel"], r["shape"])
+    if r.get("impl") == "tile":
+        tile[key] = (rate, "TFLOP/s" if "tflops" in r else "GB/s", r.get("err"))
+    elif rate is not None:
+        peers.setdefault(key, []).append((rate, r["peer"]))
+
+copy = max((v for (k, s), vs in peers.items() if k == "copy_bf16" for v, _ in vs), default=None)
+print("%-16s %-16s %12s %22s %7s %9s" % ("kernel", "shape", "tile", "best peer", "ratio", "vs copy"))
+for (kernel, shape), (rate, unit, err) in sorted(tile.items()):
+    best = max(peers.get((kernel, shape), [(None, "-")]), key=lambda p: p[0] or 0)
+    ratio = "%.2f" % (rate / best[0]) if best[0] else "-"
+    vs_copy = "%.2f" % (rate / copy) if unit == "GB/s" and copy else "-"
+    peer = "%.1f %s" % (best[0], best[1]) if best[0] else "-"
+    print("%-16s %-16s %8.1f %-7s %18s %7s %9s   err %.2g" % (kernel, shape, rate, unit, peer, ratio, vs_copy, err or 0))

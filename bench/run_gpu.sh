@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The GPU benchmark: the examples at the sizes of ../shared/design/PERFORMANCE.md, then the
+# peers (../shared/bench/peers.py, copied next to this script by the gpu-tests target) in the
+# same run, then a table of ratios. Runs from the GPU test set folder (build/gpu):
+#   bash build/gpu/bench/run_gpu.sh [--quick]
+set -u
+cd "$(dirname "$0")/.."
+export LD_LIBRARY_PATH="$PWD/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export TILE_DEVICE=cuda TILE_BENCH_REPS=${TILE_BENCH_REPS:-10}
+out=${OUT:-.}/bench.jsonl
+: > "$out"
+sizes="4096"
+[ "${1:-}" = --quick ] || sizes="4096 8192"
+for n in $sizes; do
+  bin/example-gemm "$n" "$n" "$n" | tee -a "$out"
+done
+for name in softmax rmsnorm layernorm; do
+  bin/example-$name 32768 8192 | tee -a "$out"
+done
+python3 bench/peers.py --only gemm,norm ${1:-} | tee -a "$out"
+python3 bench/ratios.py "$out"

@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""Checks what the GPU test set printed on the GPU machine (results.tgz from run.sh).
+
+Each execution test's output is checked by FileCheck against its own source, as its lit RUN
+line does on the CPU; each program must exit 0, each example print PASS, and each sanitizer
+run report no error.
+  python3 test/gpu/check.py RESULTS_DIR [FILECHECK]
+"""
+import os, re, subprocess, sys
+
+root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+results = sys.argv[1]
+filecheck = sys.argv[2] if len(sys.argv) > 2 else "FileCheck"
+failed, passed = [], 0
+
+def read(name):
+    with open(os.path.join(results, name), errors="replace") as f:
+        return f.read()
+
+for entry in sorted(os.listdir(results)):
+    if not entry.endswith(".rc"):
+        continue
+    name = entry[:-3]
+    rc = read(entry).strip()
+    out = read(name + ".out")
+    problems = []
+    if rc != "0":
+        problems.append("exit status " + rc)
+    if name.startswith("example-"):
+        if not re.search(r"^PASS ", out, re.M):
+            problems.append("no PASS line")
+    elif name != "unit-tests":
+        source = os.path.join(root, "test", "lit", "exec", name + ".cpp")
+        run = next(l for l in open(source) if "FileCheck" in l and "RUN:" in l)
+        text = out + (read(name + ".err") if "2>&1" in run else "")
+        args = run.split("FileCheck %s", 1)[1].split()
+        args = [a.strip("'") if a.startswith("--implicit-check-not=") else a for a in args]
+        args = [re.sub(r"=\'(.*)\'$", r"=\1", a) for a in args]
+        check = subprocess.run([filecheck, source] + args, input=text, capture_output=True, text=True)
+        if check.returncode != 0:
+            problems.append("FileCheck:\n" + check.stderr[-3000:])
+    if problems:
+        failed.append(name)
+        print("FAIL %s: %s\n%s" % (name, "; ".join(problems), (out + read(name + ".err"))[-2000:]))
+    else:
+        passed += 1
+        print("PASS " + name)
+
+for entry in sorted(os.listdir(results)):
+    if entry.endswith(".memcheck") or entry.endswith(".racecheck"):
+        text = read(entry)
+        last = text.strip().splitlines()[-1] if text.strip() else ""
+        clean = "ERROR SUMMARY: 0 errors" in text or "RACECHECK SUMMARY: 0 hazards displayed (0 errors" in text
+        if last != "0" or not clean:
+            failed.append(entry)
+            print("FAIL %s:\n%s" % (entry, text[-2000:]))
+        else:
+            passed += 1
+            print("PASS " + entry)
+
+print("%d passed, %d failed" % (passed, len(failed)))
+sys.exit(1 if failed else 0)

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Runs the GPU test set (build/gpu, made by `cmake --build build --target gpu-tests`) on a
+# machine with an NVIDIA GPU, and packs what each program printed into $OUT/results.tgz
+# (or ./results.tgz) for test/gpu/check.py. Needs no compiler: only the driver, and
+# compute-sanitizer for the memcheck and racecheck runs of the examples.
+#   bash build/gpu/run.sh
+set -u
+cd "$(dirname "$0")"
+export LD_LIBRARY_PATH="$PWD/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+rm -rf results && mkdir -p results
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > results/gpu.txt 2>&1
+for program in bin/*; do
+  name=$(basename "$program")
+  # The runtime's unit tests register CPU images of their own on the current device.
+  device=cuda
+  [ "$name" = unit-tests ] && device=cpu
+  TILE_DEVICE=$device timeout 300 "$program" > "results/$name.out" 2> "results/$name.err"
+  echo $? > "results/$name.rc"
+  printf '%-24s exit %s\n' "$name" "$(cat "results/$name.rc")"
+done
+# The examples under compute-sanitizer, on sizes that divide no tile but run quickly.
+if command -v compute-sanitizer > /dev/null; then
+  for tool in memcheck racecheck; do
+    for program in bin/example-*; do
+      name=$(basename "$program")
+      TILE_DEVICE=cuda timeout 300 compute-sanitizer --tool "$tool" --error-exitcode 99 "$program" 200 190 170 \
+        > "results/$name.$tool" 2>&1
+      echo $? >> "results/$name.$tool"
+      printf '%-24s %-9s exit %s\n' "$name" "$tool" "$(tail -1 "results/$name.$tool")"
+    done
+  done
+fi
+tar czf "${OUT:-.}/results.tgz" results

@@ -1,0 +1,60 @@
+// CUDA codegen snapshots: one extern "C" __global__ __launch_bounds__ entry per kernel;
+// tensors as tile_cuda::tensor_arg, scalars widened to int64_t / double; shared and fragment
+// buffers at aligned offsets of one dynamic shared allocation; Threads loops strided by the
+// block's threads; __syncthreads() where insert-sync put barriers; atomics and prints outside
+// Threads loops done by thread 0; device_assert recorded for the runtime. The second RUN
+// compiles the same file for sm_90a and sm_80 with nvcc (ptxas checks the code).
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-print-after=codegen %s 2>&1 \
+// RUN:   | FileCheck %s
+// REQUIRES: nvcc
+// RUN: rm -rf %t && mkdir %t
+// RUN: %tile-cxx -c -fplugin-arg-tile-targets=cuda:sm_90a+sm_80 -fplugin-arg-tile-cache=%t/cache \
+// RUN:   -fplugin-arg-tile-emit-source=%t -fplugin-arg-tile-verbose %s -o %t/a.o 2>&1 | FileCheck %s --check-prefix=NVCC
+// RUN: ls %t | FileCheck %s --check-prefix=FILES
+// NVCC: remark: tile: cuda image of codegen.cpp (1 kernel) compiled
+// FILES: codegen.cu
+// FILES: tile_cuda.h
+
+#include <tile/tile.h>
+namespace T = tile;
+
+// CHECK: #include "tile_cuda.h"
+// CHECK-LABEL: // scale_rows
+// CHECK-NEXT: extern "C" __global__ void __launch_bounds__(64) tile_cuda__Z10scale_rows{{[A-Za-z0-9_]+}}(const tile_cuda::tensor_arg X_arg, const tile_cuda::tensor_arg Y_arg, const tile_cuda::tensor_arg Count_arg, double alpha_arg, int64_t n_arg) {
+// CHECK-NEXT: extern __shared__ __align__(128) unsigned char tile_smem[];
+// CHECK-NEXT: const tile_cuda::bf16 *__restrict__ X = (const tile_cuda::bf16 *)X_arg.data;
+// CHECK: float alpha = (float)alpha_arg;
+// CHECK-NEXT: int32_t n = (int32_t)n_arg;
+// CHECK-NEXT: const tile_cuda::block3 blk = tile_cuda::block_index(0);
+// CHECK-NEXT: const int32_t bx = (int32_t)blk.x;
+[[tile::kernel]] void scale_rows(T::tensor<const T::bf16, 2> X, T::tensor<T::bf16, 2> Y, T::tensor<int, 1> Count,
+                                 float alpha, int n) {
+  auto [bx] = T::grid(T::ceildiv(X.size(0), 8), T::threads(64));
+  // CHECK-NEXT: tile_cuda::bf16 *__restrict__ s = reinterpret_cast<tile_cuda::bf16 *>(tile_smem + 0);
+  // CHECK-NEXT: float *__restrict__ f = reinterpret_cast<float *>(tile_smem + 256);
+  // CHECK-NEXT: float l[2];
+  T::shared<T::bf16, 8, 16> s;
+  T::fragment<float, 8, 16> f;
+  T::local<float, 2> l;
+  // CHECK-NEXT: for (int32_t t = (int32_t)threadIdx.x; t < 128; t += 64) {
+  // CHECK-NEXT: int32_t i = t / 16;
+  // CHECK-NEXT: int32_t j = t % 16;
+  // CHECK-NEXT: s[i * 16 + j] = ((int64_t)(bx * 8 + i) < X_size0 && (int64_t)j < X_size1 ? X[(int64_t)(bx * 8 + i) * X_stride0 + (int64_t)j * X_stride1] : (tile_cuda::bf16)0.0f);
+  T::copy(X.at(bx * 8, 0), s);
+  // CHECK: __syncthreads();
+  // CHECK-NEXT: for (int32_t t_1 = (int32_t)threadIdx.x; t_1 < 128; t_1 += 64) {
+  // CHECK: f[i_1 * 16 + j_1] = tile_cuda::cvt<float>(s[i_1 * 16 + j_1]) * alpha;
+  for (auto [i, j] : T::parallel(8, 16))
+    f(i, j) = float(s(i, j)) * alpha;
+  // CHECK: if (threadIdx.x == 0) {
+  // CHECK-NEXT: tile_cuda::atomic_add(&Count[(int64_t)bx * Count_stride0], 1);
+  T::atomic_add(Count(bx), 1);
+  // CHECK: if (!(n > 0)) {
+  // CHECK-NEXT: tile_cuda::assert_fail("scale_rows", "n is positive ({{.*}}codegen.cpp:[[@LINE+2]])");
+  // CHECK-NEXT: return;
+  T::device_assert(n > 0, "n is positive");
+  // CHECK: __syncthreads();
+  // CHECK-NEXT: for (int32_t t_2 = (int32_t)threadIdx.x; t_2 < 128; t_2 += 64) {
+  // CHECK: Y[(int64_t)(bx * 8 + i_2) * Y_stride0 + (int64_t)j_2 * Y_stride1] = tile_cuda::cvt<tile_cuda::bf16>(f[i_2 * 16 + j_2]);
+  T::copy(f, Y.at(bx * 8, 0));
+}

@@ -1,0 +1,68 @@
+// bind-threads: each outermost nest of parallel loops becomes one loop over the block's
+// threads, with the original indices recovered from the flat one (innermost fastest) and
+// the guards moved inside; parallel loops left inside become serial.
+// The IR before the pass (lower-tile-ops puts `if (row in range)` between the loops of a copy
+// out: see lower-tile-ops.cpp) is checked there.
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-print-after=bind-threads \
+// RUN:   -fplugin-arg-tile-stop-after=bind-threads %s 2>&1 | FileCheck %s
+
+#include <tile/tile.h>
+namespace T = tile;
+
+// A 2-D element-wise loop: one Threads loop of 8 * 16 iterations.
+// CHECK-LABEL: IR after bind-threads [cuda]
+// CHECK: kernel nest(
+// CHECK: for t in threads(0, 128) {
+// CHECK-NEXT: var i: i32 = t / 16
+// CHECK-NEXT: var j: i32 = t % 16
+// CHECK-NEXT: f[i, j] = f[i, j] * 2.0f
+// A 1-D loop keeps its variable.
+// CHECK: for i_1 in threads(0, 8) {
+// CHECK-NEXT: r[i_1] = 0.0f
+[[tile::kernel]] void nest(T::tensor<float, 2> Y) {
+  auto [bx] = T::grid(1);
+  T::fragment<float, 8, 16> f;
+  T::fragment<float, 8> r;
+  for (auto [i, j] : T::parallel(8, 16))
+    f(i, j) = f(i, j) * 2.0f;
+  for (int i : T::parallel(8))
+    r(i) = 0.0f;
+}
+
+// Guards between the loops of a nest (a copy out at a tensor's edge) move inside, in order.
+// CHECK-LABEL: IR after bind-threads [cuda]
+// CHECK: kernel guards(
+// CHECK: for t in threads(0, 128) {
+// CHECK-NEXT: var i: i32 = t / 32
+// CHECK-NEXT: var j: i32 = t % 32
+// CHECK-NEXT: if (i64(bx * 4 + i) < Y.size(0)) {
+// CHECK-NEXT: if (i64(j) < Y.size(1)) {
+// CHECK-NEXT: Y[bx * 4 + i, j] = f[i, j]
+[[tile::kernel]] void guards(T::tensor<float, 2> Y) {
+  auto [bx] = T::grid(2);
+  T::fragment<float, 4, 32> f;
+  T::copy(f, Y.at(bx * 4, 0));
+}
+
+// A reduction: the kept dimension is bound to threads, the reduced one stays serial in each
+// thread; a parallel loop under other statements runs serially in its thread.
+// CHECK-LABEL: IR after bind-threads [cuda]
+// CHECK: kernel inner(
+// CHECK: for i in threads(0, 4) {
+// CHECK-NEXT: var red: f32 = 0.0f
+// CHECK-NEXT: for r in serial(0, 32) {
+// CHECK: for i.1 in threads(0, 4) {
+// CHECK-NEXT: s[i.1] = 0.0f
+// CHECK-NEXT: for j in serial(0, 32) {
+// CHECK-NEXT: s[i.1] = s[i.1] + f[i.1, j]
+[[tile::kernel]] void inner(T::tensor<float, 1> Y) {
+  auto [bx] = T::grid(1);
+  T::fragment<float, 4, 32> f;
+  T::fragment<float, 4> s;
+  T::reduce_sum(f, s, 1);
+  for (int i : T::parallel(4)) {
+    s(i) = 0.0f;
+    for (int j : T::parallel(32))
+      s(i) = s(i) + f(i, j);
+  }
+}
