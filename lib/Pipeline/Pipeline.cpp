@@ -11,7 +11,9 @@
 #include "targets/cuda/CudaCodegen.h"
 #include "targets/cuda/CudaCompiler.h"
 #include "transforms/BindThreads.h"
+#include "transforms/InferLayout.h"
 #include "transforms/InsertSync.h"
+#include "transforms/LowerFragments.h"
 #include "transforms/LowerGemm.h"
 #include "transforms/LowerTileOps.h"
 
@@ -19,8 +21,8 @@ namespace tile::pipeline {
 
 const std::vector<std::string> &pass_names(const std::string &target) {
   static const std::vector<std::string> cpu = {"frontend", "lower-tile-ops", "codegen"};
-  static const std::vector<std::string> cuda = {"frontend",     "lower-tile-ops", "lower-gemm",
-                                                "bind-threads", "insert-sync",    "codegen"};
+  static const std::vector<std::string> cuda = {"frontend",        "infer-layout", "lower-tile-ops", "lower-gemm",
+                                                "lower-fragments", "bind-threads", "insert-sync",    "codegen"};
   return target == "cuda" ? cuda : cpu;
 }
 
@@ -150,8 +152,10 @@ void run_cuda(std::vector<ir::Kernel> kernels, const std::string &unit, const Op
               const std::function<void(const std::string &)> &dump, Result &result) {
   PassRunner passes(opts, dump, result);
   passes.set_target("cuda");
-  if (!passes.run("lower-tile-ops", kernels, transforms::lower_tile_ops) ||
+  if (!passes.run("infer-layout", kernels, transforms::infer_layout) ||
+      !passes.run("lower-tile-ops", kernels, transforms::lower_tile_ops) ||
       !passes.run("lower-gemm", kernels, transforms::lower_gemm) ||
+      !passes.run("lower-fragments", kernels, transforms::lower_fragments) ||
       !passes.run("bind-threads", kernels, transforms::bind_threads) ||
       !passes.run("insert-sync", kernels, transforms::insert_sync))
     return;

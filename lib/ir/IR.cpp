@@ -75,6 +75,7 @@ const char *name(Intrinsic f) {
   case Intrinsic::Rsqrt: return "rsqrt";
   case Intrinsic::Tanh: return "tanh";
   case Intrinsic::Sigmoid: return "sigmoid";
+  case Intrinsic::ShuffleXor: return "shfl_xor";
   case Intrinsic::Fma: return "fma";
   }
   return "?";
@@ -87,6 +88,7 @@ const char *name(ForKind k) {
   case ForKind::Pipelined: return "pipelined";
   case ForKind::Unrolled: return "unroll";
   case ForKind::Threads: return "threads";
+  case ForKind::Slots: return "slots";
   }
   return "?";
 }
@@ -420,6 +422,8 @@ Expr binary(BinaryOp op, Expr a, Expr b) {
       return a;
     if (op == BinaryOp::Mul && ((ca && *ca == 0) || (cb && *cb == 0)))
       return int_imm(0, t);
+    if (op == BinaryOp::Mod && cb && (*cb == 1 || *cb == -1))
+      return int_imm(0, t);
   }
   return std::make_shared<BinaryNode>(result, op, std::move(a), std::move(b));
 }
@@ -460,6 +464,11 @@ Expr call(Intrinsic fn, std::vector<Expr> args) {
   for (auto &a : args)
     a = cast(t, std::move(a));
   return std::make_shared<CallNode>(t, fn, std::move(args));
+}
+
+Expr shuffle_xor(Expr value, int lane_mask) {
+  ScalarType t = value->type;
+  return std::make_shared<CallNode>(t, Intrinsic::ShuffleXor, std::vector<Expr>{std::move(value), int_imm(lane_mask)});
 }
 
 Expr load(Buffer b, std::vector<Expr> indices) {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/Layout.h"
 #include "ir/Type.h"
 
 namespace tile::ir {
@@ -185,8 +186,10 @@ struct SelectNode : ExprNode {
       : ExprNode(static_kind, ty), cond(std::move(c)), t(std::move(x)), f(std::move(y)) {}
 };
 
-/// Math intrinsics; arguments and result have the call's type (a float type).
-enum class Intrinsic { Abs, Exp, Exp2, Log, Log2, Sqrt, Rsqrt, Tanh, Sigmoid, Fma };
+/// Math intrinsics; arguments and result have the call's type (a float type). ShuffleXor
+/// (GPU targets) is the value of its first argument in the lane whose index differs from
+/// this thread's by the bits of the second (an i32 constant); its type is the first's.
+enum class Intrinsic { Abs, Exp, Exp2, Log, Log2, Sqrt, Rsqrt, Tanh, Sigmoid, Fma, ShuffleXor };
 const char *name(Intrinsic f);
 
 struct CallNode : ExprNode {
@@ -225,6 +228,7 @@ Expr binary(BinaryOp op, Expr a, Expr b);
 Expr unary(UnaryOp op, Expr a);
 Expr select(Expr c, Expr t, Expr f);
 Expr call(Intrinsic f, std::vector<Expr> args);
+Expr shuffle_xor(Expr value, int lane_mask);
 Expr load(Buffer b, std::vector<Expr> indices);
 Expr tensor_dim(int param_index, const std::string &tensor, int dim, bool stride);
 inline Expr add(Expr a, Expr b) { return binary(BinaryOp::Add, std::move(a), std::move(b)); }
@@ -272,8 +276,10 @@ struct StoreNode : StmtNode {
 /// Serial, Pipelined and Unrolled loops run in order in every thread. Parallel loops are
 /// element-wise over a tile (the frontend's `tile::parallel`). Threads loops are parallel
 /// loops bound to the block's threads: thread t runs the iterations begin + t, begin + t +
-/// threads, ... (made by bind-threads on GPU targets).
-enum class ForKind { Serial, Parallel, Pipelined, Unrolled, Threads };
+/// threads, ... (made by bind-threads on GPU targets). Slots loops are unrolled loops over
+/// a thread's share of a register layout (made by lower-fragments): the same trip count in
+/// every thread, but a body that depends on the thread, so no barrier goes inside either.
+enum class ForKind { Serial, Parallel, Pipelined, Unrolled, Threads, Slots };
 const char *name(ForKind k);
 
 /// `for var in begin, begin + step, ... (extent iterations)`.
@@ -428,6 +434,10 @@ struct Kernel {
   int threads = 128;
   int swizzle_panel = 0; // tile::use_swizzle; 0 = none
   Stmt body;
+  /// The thread's index in its block (GPU targets; made by the passes that need it).
+  Var thread_index;
+  /// Layouts of the fragments kept in registers (infer-layout; GPU targets).
+  LayoutMap layouts;
 };
 
 } // namespace tile::ir

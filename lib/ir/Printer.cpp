@@ -288,6 +288,9 @@ public:
       os << name(n->buffer->scope) << " " << buffer_name(n->buffer.get()) << ": " << name(n->buffer->dtype) << "[";
       list(n->buffer->shape);
       os << "]";
+      if (layouts)
+        if (auto it = layouts->find(n->buffer.get()); it != layouts->end())
+          os << " in registers: " << to_string(it->second);
       break;
     }
     case StmtKind::Copy: {
@@ -405,12 +408,14 @@ public:
       os << " swizzle(" << k.swizzle_panel << ")";
     os << " {\n";
     indent = 1;
+    layouts = &k.layouts;
     stmt(k.body);
     indent = 0;
     os << "}\n";
   }
 
 private:
+  const LayoutMap *layouts = nullptr;
   std::map<const void *, std::string> names_;
   std::map<std::string, int> used_;
   std::string unique(const void *key, const std::string &base) {

@@ -91,6 +91,8 @@ class Binder : public IRMutator {
 
 } // namespace
 
+Stmt serialize_parallel_loops(const Stmt &s) { return Serialize().mutate(s); }
+
 Kernel bind_threads(const Kernel &kernel) {
   Kernel k = kernel;
   k.body = Binder().mutate(kernel.body);

@@ -18,4 +18,7 @@ namespace tile::transforms {
 
 ir::Kernel bind_threads(const ir::Kernel &kernel);
 
+/// `s` with its parallel loops made serial (for work that one thread runs whole).
+ir::Stmt serialize_parallel_loops(const ir::Stmt &s);
+
 } // namespace tile::transforms

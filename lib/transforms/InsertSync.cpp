@@ -9,6 +9,19 @@ using analysis::SharedAccess;
 
 namespace {
 
+/// A statement no barrier goes into: one before it if it conflicts with what is pending.
+Stmt sync_leaf(const Stmt &s, SharedAccess &pending) {
+  SharedAccess acc = analysis::shared_access(s);
+  if (acc.empty())
+    return s;
+  if (pending.conflicts_with(acc)) {
+    pending = acc;
+    return seq({barrier(), s});
+  }
+  pending.merge(acc);
+  return s;
+}
+
 /// Rewrites `s` given the accesses since the last barrier (`pending`), which it updates
 /// to those at the end of `s`.
 Stmt sync(const Stmt &s, SharedAccess &pending) {
@@ -22,7 +35,8 @@ Stmt sync(const Stmt &s, SharedAccess &pending) {
     }
     return changed ? seq(out) : s;
   }
-  if (auto f = s->as<ForNode>(); f && f->for_kind != ForKind::Threads) {
+  // Threads and Slots loops run per thread, possibly diverging: never split by a barrier.
+  if (auto f = s->as<ForNode>(); f && f->for_kind != ForKind::Threads && f->for_kind != ForKind::Slots) {
     // The first pass finds what the body leaves pending at its end; the second starts
     // from that too, as the next iteration does.
     const SharedAccess entry = pending;
@@ -43,15 +57,7 @@ Stmt sync(const Stmt &s, SharedAccess &pending) {
     pending.merge(else_pending);
     return t == i->then_case && e == i->else_case ? s : if_then_else(i->cond, t, e);
   }
-  SharedAccess acc = analysis::shared_access(s);
-  if (acc.empty())
-    return s;
-  if (pending.conflicts_with(acc)) {
-    pending = acc;
-    return seq({barrier(), s});
-  }
-  pending.merge(acc);
-  return s;
+  return sync_leaf(s, pending);
 }
 
 } // namespace

@@ -7,7 +7,8 @@
 //   where one is a write, on every path between them, including around a loop's back edge,
 //   there is a Barrier. Placement: just before the first statement of the later access
 //   whose accesses conflict with those since the last barrier; statements that touch no
-//   shared memory never get one. Threads loops are never split: no barrier goes inside one.
+//   shared memory never get one. Threads and Slots loops (per-thread work) are never split:
+//   no barrier goes inside one.
 #pragma once
 
 #include "ir/IR.h"

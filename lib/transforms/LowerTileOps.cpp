@@ -95,7 +95,7 @@ Stmt build_loops(const TileLoops &l, const std::vector<Expr> &guards, Stmt body)
 
 class Lowerer : public IRMutator {
 public:
-  explicit Lowerer(const Kernel &k) {
+  explicit Lowerer(const Kernel &k) : layouts_(k.layouts) {
     for (auto &b : k.block_index)
       if (b)
         nonneg_.insert(b.get());
@@ -245,7 +245,9 @@ protected:
     return build_loops(l, bounds(dst.buffer, element.begin), body);
   }
 
-  Stmt mutate_Reduce(const Stmt &, const ReduceNode *n) override {
+  Stmt mutate_Reduce(const Stmt &self, const ReduceNode *n) override {
+    if (layouts_.count(n->src.get()))
+      return self; // lowered with the register layout (lower-fragments)
     const Buffer &src = n->src, &dst = n->dst;
     std::vector<std::int64_t> kept;
     for (int d = 0; d < src->rank(); ++d)
@@ -262,32 +264,8 @@ protected:
     std::vector<Expr> sidx;
     for (int d = 0, k = 0; d < src->rank(); ++d)
       sidx.push_back(d == n->dim ? Expr(r) : Expr(l.vars[k++]));
-    Expr x = cast(at, load(src, sidx));
-    Expr init, next;
-    switch (n->reduce_kind) {
-    case ReduceKind::Sum:
-      init = zero(at);
-      next = add(acc, x);
-      break;
-    case ReduceKind::AbsSum:
-      init = zero(at);
-      next = add(acc, call(Intrinsic::Abs, {x}));
-      break;
-    case ReduceKind::Max:
-      init = extreme(at, false);
-      next = binary(BinaryOp::Max, acc, x);
-      break;
-    case ReduceKind::Min:
-      init = extreme(at, true);
-      next = binary(BinaryOp::Min, acc, x);
-      break;
-    case ReduceKind::AbsMax:
-      init = zero(at); // |x| >= 0
-      next = binary(BinaryOp::Max, acc, call(Intrinsic::Abs, {x}));
-      break;
-    }
-    if (!n->clear)
-      init = load(dst, didx);
+    Expr next = reduce_step(n->reduce_kind, acc, cast(at, load(src, sidx)));
+    Expr init = n->clear ? reduce_identity(n->reduce_kind, at) : load(dst, didx);
     Stmt body = seq({declare(acc, init),
                      for_loop(r, int_imm(0), int_imm(src->extent(n->dim)), ForKind::Serial, assign(acc, next)),
                      store(dst, didx, acc)});
@@ -318,11 +296,35 @@ protected:
   Stmt mutate_AnnotateLayout(const Stmt &, const AnnotateLayoutNode *) override { return seq({}); }
 
 private:
+  const LayoutMap &layouts_;
   std::set<const VarNode *> nonneg_;
   std::set<const VarNode *> assigned_;
 };
 
 } // namespace
+
+Expr reduce_identity(ReduceKind k, ScalarType t) {
+  switch (k) {
+  case ReduceKind::Max: return extreme(t, false);
+  case ReduceKind::Min: return extreme(t, true);
+  default: return zero(t); // sums, and absmax: |x| >= 0
+  }
+}
+
+Expr reduce_combine(ReduceKind k, Expr a, Expr b) {
+  switch (k) {
+  case ReduceKind::Max:
+  case ReduceKind::AbsMax: return binary(BinaryOp::Max, std::move(a), std::move(b));
+  case ReduceKind::Min: return binary(BinaryOp::Min, std::move(a), std::move(b));
+  default: return add(std::move(a), std::move(b));
+  }
+}
+
+Expr reduce_step(ReduceKind k, Expr acc, Expr x) {
+  if (k == ReduceKind::AbsMax || k == ReduceKind::AbsSum)
+    x = call(Intrinsic::Abs, {std::move(x)});
+  return reduce_combine(k, std::move(acc), std::move(x));
+}
 
 Kernel lower_tile_ops(const Kernel &kernel) {
   Lowerer lowerer(kernel);

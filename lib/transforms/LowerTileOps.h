@@ -11,7 +11,9 @@
 //     lower bound where the index is provably non-negative.
 //   - reduce_* becomes parallel loops over the kept dimensions around a serial loop over
 //     the reduced one that combines into a scalar accumulator (Declare / Assign), starting
-//     from the identity (clear) or from the destination's value (accumulate).
+//     from the identity (clear) or from the destination's value (accumulate). Reductions of
+//     a fragment that infer-layout keeps in registers (kernel.layouts) stay, for
+//     lower-fragments.
 //   - cumsum becomes the same shape of loops, storing the running sum at every step.
 //   - annotate_layout is dropped: the CPU target keeps buffers row-major.
 //   Gemm, element Atomic, Print and Assert stay for the codegen.
@@ -24,5 +26,12 @@ namespace tile::transforms {
 inline constexpr const char lower_tile_ops_pass_name[] = "lower-tile-ops";
 
 ir::Kernel lower_tile_ops(const ir::Kernel &kernel);
+
+/// What a reduction starts from in type `t` (its identity; 0 for absmax, as |x| >= 0).
+ir::Expr reduce_identity(ir::ReduceKind k, ir::ScalarType t);
+/// One step of a reduction: `acc` combined with the element `x` (|x| for the abs kinds).
+ir::Expr reduce_step(ir::ReduceKind k, ir::Expr acc, ir::Expr x);
+/// Two partial results combined (sum, max or min).
+ir::Expr reduce_combine(ir::ReduceKind k, ir::Expr a, ir::Expr b);
 
 } // namespace tile::transforms

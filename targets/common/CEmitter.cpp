@@ -442,7 +442,7 @@ void CEmitter::emit_atomic(const AtomicNode *n) {
 }
 
 std::string CEmitter::loop_pragma(const ForNode *n, bool) {
-  return n->for_kind == ForKind::Unrolled ? "#pragma unroll" : "";
+  return n->for_kind == ForKind::Unrolled || n->for_kind == ForKind::Slots ? "#pragma unroll" : "";
 }
 
 void CEmitter::emit_for(const ForNode *n) {

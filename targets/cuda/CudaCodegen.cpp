@@ -58,7 +58,7 @@ private:
   std::vector<std::string> arg_names_;
   std::string blk_;
   std::int64_t shared_bytes_ = 0;
-  int threads_depth_ = 0; // > 0 inside a Threads loop
+  int threads_depth_ = 0; // > 0 inside a Threads or Slots loop (per-thread work)
 
   void params() {
     for (size_t i = 0; i < k_.params.size(); ++i) {
@@ -90,6 +90,8 @@ private:
   }
 
   void block_coordinates() {
+    if (k_.thread_index)
+      line("const int32_t " + var(k_.thread_index) + " = (int32_t)threadIdx.x;");
     blk_ = names_.fresh("blk");
     line("const tile_cuda::block3 " + blk_ + " = tile_cuda::block_index(" + std::to_string(k_.swizzle_panel) + ");");
     static const char *axes[] = {"x", "y", "z"};
@@ -141,6 +143,12 @@ private:
   }
 
   void emit_for(const ForNode *n) override {
+    if (n->for_kind == ForKind::Slots) { // per-thread work, unrolled
+      ++threads_depth_;
+      CEmitter::emit_for(n);
+      --threads_depth_;
+      return;
+    }
     if (n->for_kind != ForKind::Threads)
       return CEmitter::emit_for(n);
     const std::string v = var(n->var), t = type_name(n->var->type);

@@ -211,6 +211,15 @@ template <class T> __device__ __forceinline__ T abs(T x) { return x < T(0) ? T(-
 __device__ __forceinline__ float abs(float x) { return ::fabsf(x); }
 __device__ __forceinline__ double abs(double x) { return ::fabs(x); }
 
+/// The value of `v` in the lane whose index differs from this one's by the bits of `mask`
+/// (a butterfly step). Every thread of the block calls it together; the lanes of a last,
+/// partial warp exchange among themselves.
+template <class T> __device__ __forceinline__ T shfl_xor(T v, int mask) {
+  const unsigned first = threadIdx.x & ~31u, lanes = blockDim.x - first;
+  const unsigned members = lanes >= 32 ? 0xffffffffu : (1u << lanes) - 1;
+  return __shfl_xor_sync(members, v, mask);
+}
+
 // min / max: integers compare; floats ignore a NaN operand (fminf / fmaxf).
 template <class T> __device__ __forceinline__ T min(T a, T b) { return b < a ? b : a; }
 template <class T> __device__ __forceinline__ T max(T a, T b) { return a < b ? b : a; }

@@ -1,6 +1,7 @@
-// bind-threads: each outermost nest of parallel loops becomes one loop over the block's
-// threads, with the original indices recovered from the flat one (innermost fastest) and
-// the guards moved inside; parallel loops left inside become serial.
+// bind-threads: each outermost nest of parallel loops (left by lower-fragments: those that
+// touch no register fragment) becomes one loop over the block's threads, with the original
+// indices recovered from the flat one (innermost fastest) and the guards moved inside;
+// parallel loops left inside become serial. Shared buffers keep the nests here.
 // The IR before the pass (lower-tile-ops puts `if (row in range)` between the loops of a copy
 // out: see lower-tile-ops.cpp) is checked there.
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-print-after=bind-threads \
@@ -21,8 +22,8 @@ namespace T = tile;
 // CHECK-NEXT: r[i_1] = 0.0f
 [[tile::kernel]] void nest(T::tensor<float, 2> Y) {
   auto [bx] = T::grid(1);
-  T::fragment<float, 8, 16> f;
-  T::fragment<float, 8> r;
+  T::shared<float, 8, 16> f;
+  T::shared<float, 8> r;
   for (auto [i, j] : T::parallel(8, 16))
     f(i, j) = f(i, j) * 2.0f;
   for (int i : T::parallel(8))
@@ -40,29 +41,32 @@ namespace T = tile;
 // CHECK-NEXT: Y[bx * 4 + i, j] = f[i, j]
 [[tile::kernel]] void guards(T::tensor<float, 2> Y) {
   auto [bx] = T::grid(2);
-  T::fragment<float, 4, 32> f;
+  T::shared<float, 4, 32> f;
   T::copy(f, Y.at(bx * 4, 0));
 }
 
-// A reduction: the kept dimension is bound to threads, the reduced one stays serial in each
+// A reduction of a fragment in shared memory (a 3-D one: register layouts are for ranks 1
+// and 2): the kept dimensions are bound to threads, the reduced one stays serial in each
 // thread; a parallel loop under other statements runs serially in its thread.
 // CHECK-LABEL: IR after bind-threads [cuda]
 // CHECK: kernel inner(
-// CHECK: for i in threads(0, 4) {
+// CHECK: for t in threads(0, 8) {
+// CHECK-NEXT: var i: i32 = t / 4
+// CHECK-NEXT: var j: i32 = t % 4
 // CHECK-NEXT: var red: f32 = 0.0f
 // CHECK-NEXT: for r in serial(0, 32) {
 // CHECK: for i.1 in threads(0, 4) {
-// CHECK-NEXT: s[i.1] = 0.0f
-// CHECK-NEXT: for j in serial(0, 32) {
-// CHECK-NEXT: s[i.1] = s[i.1] + f[i.1, j]
+// CHECK-NEXT: s[0, i.1] = 0.0f
+// CHECK-NEXT: for j.1 in serial(0, 32) {
+// CHECK-NEXT: s[0, i.1] = s[0, i.1] + f[0, i.1, j.1]
 [[tile::kernel]] void inner(T::tensor<float, 1> Y) {
   auto [bx] = T::grid(1);
-  T::fragment<float, 4, 32> f;
-  T::fragment<float, 4> s;
-  T::reduce_sum(f, s, 1);
+  T::fragment<float, 2, 4, 32> f;
+  T::fragment<float, 2, 4> s;
+  T::reduce_sum(f, s, 2);
   for (int i : T::parallel(4)) {
-    s(i) = 0.0f;
+    s(0, i) = 0.0f;
     for (int j : T::parallel(32))
-      s(i) = s(i) + f(i, j);
+      s(0, i) = s(0, i) + f(0, i, j);
   }
 }

@@ -98,7 +98,7 @@ namespace T = tile;
 [[tile::kernel]] void branches(T::tensor<float, 2> Y, int n) {
   auto [bx] = T::grid(1);
   T::shared<float, 8, 16> s;
-  T::fragment<float, 8, 16> f;
+  T::shared<float, 8, 16> f;
   if (n > 0)
     T::fill(s, 1.0f);
   else

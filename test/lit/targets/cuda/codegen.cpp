@@ -1,7 +1,7 @@
 // CUDA codegen snapshots: one extern "C" __global__ __launch_bounds__ entry per kernel;
 // tensors as tile_cuda::tensor_arg, scalars widened to int64_t / double; shared and fragment
-// buffers at aligned offsets of one dynamic shared allocation; Threads loops strided by the
-// block's threads; __syncthreads() where insert-sync put barriers; atomics and prints outside
+// buffers at aligned offsets of one dynamic shared allocation (fragments in registers as
+// per-thread arrays); Threads loops strided by the block's threads; __syncthreads() where insert-sync put barriers; atomics and prints outside
 // Threads loops done by thread 0; device_assert recorded for the runtime. The second RUN
 // compiles the same file for sm_90a and sm_80 with nvcc (ptxas checks the code).
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-print-after=codegen %s 2>&1 \
@@ -25,13 +25,15 @@ namespace T = tile;
 // CHECK-NEXT: const tile_cuda::bf16 *__restrict__ X = (const tile_cuda::bf16 *)X_arg.data;
 // CHECK: float alpha = (float)alpha_arg;
 // CHECK-NEXT: int32_t n = (int32_t)n_arg;
+// CHECK-NEXT: const int32_t tid = (int32_t)threadIdx.x;
 // CHECK-NEXT: const tile_cuda::block3 blk = tile_cuda::block_index(0);
 // CHECK-NEXT: const int32_t bx = (int32_t)blk.x;
 [[tile::kernel]] void scale_rows(T::tensor<const T::bf16, 2> X, T::tensor<T::bf16, 2> Y, T::tensor<int, 1> Count,
                                  float alpha, int n) {
   auto [bx] = T::grid(T::ceildiv(X.size(0), 8), T::threads(64));
   // CHECK-NEXT: tile_cuda::bf16 *__restrict__ s = reinterpret_cast<tile_cuda::bf16 *>(tile_smem + 0);
-  // CHECK-NEXT: float *__restrict__ f = reinterpret_cast<float *>(tile_smem + 256);
+  // The fragment is in registers (infer-layout): two per thread.
+  // CHECK-NEXT: float f[2];
   // CHECK-NEXT: float l[2];
   T::shared<T::bf16, 8, 16> s;
   T::fragment<float, 8, 16> f;
@@ -41,9 +43,14 @@ namespace T = tile;
   // CHECK-NEXT: int32_t j = t % 16;
   // CHECK-NEXT: s[i * 16 + j] = ((int64_t)(bx * 8 + i) < X_size0 && (int64_t)j < X_size1 ? X[(int64_t)(bx * 8 + i) * X_stride0 + (int64_t)j * X_stride1] : (tile_cuda::bf16)0.0f);
   T::copy(X.at(bx * 8, 0), s);
+  // A barrier, then each thread's two elements, in unrolled loops over its slots.
   // CHECK: __syncthreads();
-  // CHECK-NEXT: for (int32_t t_1 = (int32_t)threadIdx.x; t_1 < 128; t_1 += 64) {
-  // CHECK: f[i_1 * 16 + j_1] = tile_cuda::cvt<float>(s[i_1 * 16 + j_1]) * alpha;
+  // CHECK-NEXT: #pragma unroll
+  // CHECK-NEXT: for (int32_t rs = 0; rs < 1; ++rs) {
+  // CHECK: for (int32_t v = 0; v < 2; ++v) {
+  // CHECK-NEXT: int32_t i_1 = rs * 8 + tid / 8;
+  // CHECK-NEXT: int32_t j_1 = (cs * 8 + tid % 8) * 2 + v;
+  // CHECK-NEXT: f[(rs + cs) * 2 + v] = tile_cuda::cvt<float>(s[i_1 * 16 + j_1]) * alpha;
   for (auto [i, j] : T::parallel(8, 16))
     f(i, j) = float(s(i, j)) * alpha;
   // CHECK: if (threadIdx.x == 0) {
@@ -53,8 +60,9 @@ namespace T = tile;
   // CHECK-NEXT: tile_cuda::assert_fail("scale_rows", "n is positive ({{.*}}codegen.cpp:[[@LINE+2]])");
   // CHECK-NEXT: return;
   T::device_assert(n > 0, "n is positive");
-  // CHECK: __syncthreads();
-  // CHECK-NEXT: for (int32_t t_2 = (int32_t)threadIdx.x; t_2 < 128; t_2 += 64) {
-  // CHECK: Y[(int64_t)(bx * 8 + i_2) * Y_stride0 + (int64_t)j_2 * Y_stride1] = tile_cuda::cvt<tile_cuda::bf16>(f[i_2 * 16 + j_2]);
+  // Registers to global memory: no barrier.
+  // CHECK-NOT: __syncthreads();
+  // CHECK: for (int32_t v_1 = 0; v_1 < 2; ++v_1) {
+  // CHECK: Y[(int64_t)(bx * 8 + i_2) * Y_stride0 + (int64_t)j_2 * Y_stride1] = tile_cuda::cvt<tile_cuda::bf16>(f[(rs_1 + cs_1) * 2 + v_1]);
   T::copy(f, Y.at(bx * 8, 0));
 }

@@ -1,0 +1,46 @@
+#include "ir/Layout.h"
+
+namespace tile::ir {
+
+std::int64_t FragmentLayout::slots() const {
+  switch (kind) {
+  case Matrix: return row_steps() * col_steps() * vec;
+  case RowVector: return row_steps();
+  case ColumnVector: return col_steps() * vec;
+  }
+  return 0;
+}
+
+FragmentLayout matrix_layout(std::int64_t rows, std::int64_t cols, int threads) {
+  FragmentLayout l;
+  l.rows = rows;
+  l.cols = cols;
+  // Vectors of up to 8 elements (16 bytes of bf16), narrower while that would leave
+  // threads without a vector.
+  int vec = 8;
+  while (vec > 1 && (cols % vec != 0 || rows * cols / vec < threads))
+    vec /= 2;
+  l.vec = vec;
+  // Threads per row: a power of two dividing both the row's vectors and the threads, at
+  // most a warp (row reductions combine a row's threads by warp shuffles) unless there is one row.
+  int tc = 1;
+  const int max_tc = rows == 1 ? threads : 32;
+  while (tc < max_tc && (cols / vec) % (tc * 2) == 0 && threads % (tc * 2) == 0)
+    tc *= 2;
+  l.threads_per_row = tc;
+  l.row_threads = threads / tc;
+  return l;
+}
+
+std::string to_string(const FragmentLayout &l) {
+  std::string m = "matrix(" + std::to_string(l.rows) + "x" + std::to_string(l.cols) + ", vec " + std::to_string(l.vec) +
+                  ", " + std::to_string(l.row_threads) + "x" + std::to_string(l.threads_per_row) + " threads)";
+  switch (l.kind) {
+  case FragmentLayout::Matrix: return m;
+  case FragmentLayout::RowVector: return "rows of " + m;
+  case FragmentLayout::ColumnVector: return "columns of " + m;
+  }
+  return m;
+}
+
+} // namespace tile::ir

@@ -1,0 +1,188 @@
+#include "transforms/LowerFragments.h"
+
+#include <map>
+
+#include "ir/Visitor.h"
+#include "transforms/BindThreads.h"
+#include "transforms/InferLayout.h"
+#include "transforms/LowerTileOps.h"
+
+namespace tile::transforms {
+
+using namespace ir;
+
+namespace {
+
+/// The loop variables of one thread's share of a layout's elements.
+struct SlotVars {
+  Var rs, cs, v;
+};
+
+class Lowerer : public IRMutator {
+public:
+  explicit Lowerer(Kernel &k) : k_(k) {
+    if (!k_.thread_index)
+      k_.thread_index = make_var("tid", ScalarType::I32);
+    for (auto &[b, l] : k_.layouts)
+      regs_[b] = make_buffer(b->name, Scope::Local, b->dtype, {l.slots()});
+  }
+
+private:
+  Kernel &k_;
+  std::map<const BufferNode *, Buffer> regs_;
+  /// While rewriting a bound nest: its slot variables.
+  const SlotVars *slots_ = nullptr;
+
+  Expr tid() const { return k_.thread_index; }
+  bool in_registers(const BufferNode *b) const { return regs_.count(b) > 0; }
+
+  /// The slot of this thread's element of `b` at the current (rs, cs, v).
+  Expr slot(const BufferNode *b) const {
+    const FragmentLayout &l = k_.layouts.at(b);
+    switch (l.kind) {
+    case FragmentLayout::Matrix:
+      return add(mul(add(mul(slots_->rs, int_imm(l.col_steps())), slots_->cs), int_imm(l.vec)), slots_->v);
+    case FragmentLayout::RowVector:
+      return slots_->rs;
+    case FragmentLayout::ColumnVector:
+      return add(mul(slots_->cs, int_imm(l.vec)), slots_->v);
+    }
+    return nullptr;
+  }
+
+  Stmt mutate_DeclBuffer(const Stmt &self, const DeclBufferNode *n) override {
+    auto it = regs_.find(n->buffer.get());
+    return it == regs_.end() ? self : decl_buffer(it->second);
+  }
+
+  Expr mutate_Load(const Expr &self, const LoadNode *n) override {
+    if (!in_registers(n->buffer.get()))
+      return IRMutator::mutate_Load(self, n);
+    return load(regs_.at(n->buffer.get()), {slot(n->buffer.get())});
+  }
+
+  Stmt mutate_Store(const Stmt &self, const StoreNode *n) override {
+    if (!in_registers(n->buffer.get()))
+      return IRMutator::mutate_Store(self, n);
+    return store(regs_.at(n->buffer.get()), {slot(n->buffer.get())}, mutate(n->value));
+  }
+
+  /// The layout a nest is bound by: of its R x C extents, or of its rank-1 register fragment.
+  std::optional<FragmentLayout> nest_layout(const ParallelNest &nest) const {
+    bool touches = false;
+    const FragmentLayout *first = nullptr;
+    for_each_node(
+        seq({nest.body}),
+        [&](const Expr &e) {
+          if (auto l = e->as<LoadNode>(); l && in_registers(l->buffer.get())) {
+            touches = true;
+            if (!first)
+              first = &k_.layouts.at(l->buffer.get());
+          }
+        },
+        [&](const Stmt &s) {
+          if (auto st = s->as<StoreNode>(); st && in_registers(st->buffer.get())) {
+            touches = true;
+            if (!first)
+              first = &k_.layouts.at(st->buffer.get());
+          }
+        });
+    if (!touches)
+      return std::nullopt;
+    if (nest.loops.size() == 2)
+      return matrix_layout(*as_const_int(nest.loops[0]->extent), *as_const_int(nest.loops[1]->extent), k_.threads);
+    if (first)
+      return *first;
+    return std::nullopt; // only guards read registers: not a nest infer-layout binds
+  }
+
+  Stmt mutate_For(const Stmt &self, const ForNode *n) override {
+    auto nest = parallel_nest(self);
+    if (!nest)
+      return IRMutator::mutate_For(self, n);
+    auto layout = nest_layout(*nest);
+    if (!layout)
+      return self; // no register fragment: bind-threads binds it
+    return bind(*nest, *layout);
+  }
+
+  Stmt bind(const ParallelNest &nest, const FragmentLayout &l) {
+    SlotVars sv{make_var("rs", ScalarType::I32), make_var("cs", ScalarType::I32), make_var("v", ScalarType::I32)};
+    const Expr tc = int_imm(l.threads_per_row), tr = int_imm(l.row_threads);
+    Expr row = add(mul(sv.rs, tr), div(tid(), tc));
+    Expr col = add(mul(add(mul(sv.cs, tc), binary(BinaryOp::Mod, tid(), tc)), int_imm(l.vec)), sv.v);
+    std::vector<Stmt> head;
+    std::vector<Expr> guards;
+    // Rows past the matrix's end (the last row step, or threads beyond a short matrix),
+    // tested on the nest's row variable where it has one.
+    if (l.kind != FragmentLayout::ColumnVector && l.row_steps() * l.row_threads != l.rows) {
+      const bool has_row_var = nest.loops.size() == 2 || l.kind == FragmentLayout::RowVector;
+      guards.push_back(lt(has_row_var ? Expr(nest.loops[0]->var) : row, int_imm(l.rows)));
+    }
+    auto index_of = [&](size_t d) {
+      if (nest.loops.size() == 2)
+        return d == 0 ? row : col;
+      return l.kind == FragmentLayout::RowVector ? row : col;
+    };
+    for (size_t d = 0; d < nest.loops.size(); ++d) {
+      const ForNode *f = nest.loops[d];
+      head.push_back(declare(f->var, cast(f->var->type, index_of(d))));
+      for (auto &g : nest.guards[d])
+        guards.push_back(g);
+    }
+    const SlotVars *outer = slots_;
+    slots_ = &sv;
+    std::vector<Expr> new_guards;
+    for (auto &g : guards)
+      new_guards.push_back(mutate(g));
+    Stmt body = mutate(serialize_parallel_loops(nest.body));
+    slots_ = outer;
+    for (auto it = new_guards.rbegin(); it != new_guards.rend(); ++it)
+      body = if_then_else(*it, body);
+    head.push_back(body);
+    Stmt s = seq(head);
+    const bool rows = l.kind != FragmentLayout::ColumnVector, cols = l.kind != FragmentLayout::RowVector;
+    auto loop = [&](const Var &v, std::int64_t extent, Stmt b) {
+      return for_loop(v, int_imm(0), int_imm(extent), ForKind::Unrolled, std::move(b));
+    };
+    s = loop(sv.v, cols ? l.vec : 1, s);
+    s = loop(sv.cs, cols ? l.col_steps() : 1, s);
+    return for_loop(sv.rs, int_imm(0), int_imm(rows ? l.row_steps() : 1), ForKind::Slots, s);
+  }
+
+  Stmt mutate_Reduce(const Stmt &self, const ReduceNode *n) override {
+    if (!in_registers(n->src.get()))
+      return self;
+    const FragmentLayout &l = k_.layouts.at(n->src.get());
+    SlotVars sv{make_var("rs", ScalarType::I32), make_var("cs", ScalarType::I32), make_var("v", ScalarType::I32)};
+    const SlotVars *outer = slots_;
+    slots_ = &sv;
+    const ScalarType at = arith_type(n->dst->dtype);
+    Var acc = make_var("red", at);
+    const Buffer &src = regs_.at(n->src.get()), &dst = regs_.at(n->dst.get());
+    std::vector<Stmt> row = {declare(acc, reduce_identity(n->reduce_kind, at))};
+    Stmt step = assign(acc, reduce_step(n->reduce_kind, acc, cast(at, load(src, {slot(n->src.get())}))));
+    row.push_back(for_loop(sv.cs, int_imm(0), int_imm(l.col_steps()), ForKind::Unrolled,
+                           for_loop(sv.v, int_imm(0), int_imm(l.vec), ForKind::Unrolled, step)));
+    // The row's threads are lanes tid % TC of one warp: a butterfly leaves the result in all.
+    for (int offset = l.threads_per_row / 2; offset >= 1; offset /= 2)
+      row.push_back(assign(acc, reduce_combine(n->reduce_kind, acc, shuffle_xor(acc, offset))));
+    Expr out = n->clear ? Expr(acc) : reduce_combine(n->reduce_kind, cast(at, load(dst, {sv.rs})), acc);
+    row.push_back(store(dst, {sv.rs}, cast(n->dst->dtype, out)));
+    slots_ = outer;
+    return for_loop(sv.rs, int_imm(0), int_imm(l.row_steps()), ForKind::Slots, seq(row));
+  }
+};
+
+} // namespace
+
+Kernel lower_fragments(const Kernel &kernel) {
+  if (kernel.layouts.empty())
+    return kernel;
+  Kernel k = kernel;
+  k.body = Lowerer(k).mutate(kernel.body);
+  k.layouts.clear(); // no fragment is left to lay out
+  return k;
+}
+
+} // namespace tile::transforms

@@ -1,0 +1,79 @@
+// infer-layout: fragments whose every use a register layout can serve get one (printed on
+// their declaration); the others stay in shared memory. Never fails.
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-print-after=infer-layout \
+// RUN:   -fplugin-arg-tile-stop-after=infer-layout %s 2>&1 | FileCheck %s
+
+#include <tile/tile.h>
+namespace T = tile;
+
+// A row-wise normalization: the matrix, its row vectors (a reduction's destination, a
+// factor per row) and its column vector (a factor per column) all in registers, laid out
+// together: 8-element vectors, 32 threads per row, 4 rows at a time.
+// CHECK-LABEL: kernel rows(
+// CHECK: fragment x: f32[4, 256] in registers: matrix(4x256, vec 8, 4x32 threads)
+// CHECK: fragment w: f32[256] in registers: columns of matrix(4x256, vec 8, 4x32 threads)
+// CHECK: fragment m: f32[4] in registers: rows of matrix(4x256, vec 8, 4x32 threads)
+[[tile::kernel]] void rows(T::tensor<const float, 2> X, T::tensor<float, 2> Y) {
+  auto [bx] = T::grid(T::ceildiv(X.size(0), 4));
+  T::fragment<float, 4, 256> x;
+  T::fragment<float, 256> w;
+  T::fragment<float, 4> m;
+  T::copy(X.at(bx * 4, 0), x);
+  T::copy(X.at(0, 0), w);
+  T::reduce_max(x, m, 1);
+  for (auto [i, j] : T::parallel(4, 256))
+    x(i, j) = x(i, j) * w(j) - m(i);
+  T::copy(x, Y.at(bx * 4, 0));
+}
+
+// Small and odd shapes still get a layout: narrower vectors so that every thread has one,
+// or rows that not every thread holds (3 rows of 5 on 128 threads).
+// CHECK-LABEL: kernel shapes(
+// CHECK: fragment a: f32[8, 16] in registers: matrix(8x16, vec 1, 8x16 threads)
+// CHECK: fragment b: f32[3, 5] in registers: matrix(3x5, vec 1, 128x1 threads)
+// CHECK: fragment c: f32[256] in registers: matrix(1x256, vec 2, 1x128 threads)
+[[tile::kernel]] void shapes(T::tensor<float, 2> Y) {
+  auto [bx] = T::grid(1);
+  T::fragment<float, 8, 16> a;
+  T::fragment<float, 3, 5> b;
+  T::fragment<float, 256> c;
+  T::clear(a);
+  T::clear(b);
+  T::clear(c);
+  T::copy(a, Y.at(0, 0));
+  T::copy(b, Y.at(0, 0));
+  T::copy(c, Y.at(0, 0));
+}
+
+// Uses that no register layout serves leave the fragment in shared memory: other indices
+// (a transpose), gemm and cumsum operands, a reduction along the first dimension, a
+// fragment of rank 3, one needing too many registers. (The frontend refuses element
+// accesses outside parallel loops.)
+// CHECK-LABEL: kernel fallbacks(
+// CHECK: fragment ok: f32[4, 32] in registers: matrix(4x32, vec 1, 4x32 threads)
+// CHECK: fragment transposed: f32[32, 4]{{$}}
+// CHECK: fragment acc: f32[16, 8]{{$}}
+// CHECK: fragment scan: f32[4, 32]{{$}}
+// CHECK: fragment cols: f32[4, 32]{{$}}
+// CHECK: fragment colmin: f32[32]{{$}}
+// CHECK: fragment cube: f32[2, 2, 2]{{$}}
+// CHECK: fragment huge: f32[128, 128]{{$}}
+[[tile::kernel]] void fallbacks(T::tensor<float, 2> Y) {
+  auto [bx] = T::grid(1);
+  T::fragment<float, 4, 32> ok;
+  T::fragment<float, 32, 4> transposed;
+  T::shared<T::f16, 16, 8> a;
+  T::shared<T::f16, 8, 8> b;
+  T::fragment<float, 16, 8> acc;
+  T::fragment<float, 4, 32> scan, cols;
+  T::fragment<float, 32> colmin;
+  T::fragment<float, 2, 2, 2> cube;
+  T::fragment<float, 128, 128> huge;
+  for (auto [i, j] : T::parallel(4, 32))
+    ok(i, j) = transposed(j, i);
+  T::gemm(a, b, acc);
+  T::cumsum(scan, scan, 1);
+  T::reduce_min(cols, colmin, 0);
+  T::clear(cube);
+  T::clear(huge);
+}

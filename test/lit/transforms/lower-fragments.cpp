@@ -1,0 +1,54 @@
+// lower-fragments: register fragments become per-thread arrays; parallel nests over them
+// become unrolled loops over the thread's slots (a Slots loop outermost), indices recovered
+// from the thread index; a row reduction becomes a loop over the slots then a butterfly of
+// warp shuffles over the row's threads.
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-print-after=lower-fragments \
+// RUN:   -fplugin-arg-tile-stop-after=lower-fragments %s 2>&1 | FileCheck %s
+
+#include <tile/tile.h>
+namespace T = tile;
+
+// CHECK-LABEL: kernel rowmax(
+// CHECK: local x: f32[8]
+// CHECK-NEXT: local m: f32[1]
+// The copy in: each thread's 8 consecutive columns of its row.
+// CHECK: for rs in slots(0, 1) {
+// CHECK-NEXT: for cs in unroll(0, 1) {
+// CHECK-NEXT: for v in unroll(0, 8) {
+// CHECK-NEXT: var i: i32 = rs * 4 + tid / 32
+// CHECK-NEXT: var j: i32 = (cs * 32 + tid % 32) * 8 + v
+// CHECK-NEXT: x[(rs + cs) * 8 + v] = select(
+// The reduction: the thread's slots, then shuffles across the 32 threads of the row.
+// CHECK: for rs.1 in slots(0, 1) {
+// CHECK-NEXT: var red: f32 = -inf:f32
+// CHECK: red = max(red, x[(rs.1 + cs.1) * 8 + v.1])
+// CHECK: red = max(red, shfl_xor(red, 16))
+// CHECK-NEXT: red = max(red, shfl_xor(red, 8))
+// CHECK-NEXT: red = max(red, shfl_xor(red, 4))
+// CHECK-NEXT: red = max(red, shfl_xor(red, 2))
+// CHECK-NEXT: red = max(red, shfl_xor(red, 1))
+// CHECK-NEXT: m[rs.1] = red
+// An element-wise loop reading the row vector: its slot is the row step.
+// CHECK: x[(rs.2 + cs.2) * 8 + v.2] = x[(rs.2 + cs.2) * 8 + v.2] - m[rs.2]
+// CHECK-NOT: {{^  fragment }}
+[[tile::kernel]] void rowmax(T::tensor<const float, 2> X, T::tensor<float, 2> Y) {
+  auto [bx] = T::grid(T::ceildiv(X.size(0), 4));
+  T::fragment<float, 4, 256> x;
+  T::fragment<float, 4> m;
+  T::copy(X.at(bx * 4, 0), x);
+  T::reduce_max(x, m, 1);
+  for (auto [i, j] : T::parallel(4, 256))
+    x(i, j) = x(i, j) - m(i);
+  T::copy(x, Y.at(bx * 4, 0));
+}
+
+// Rows that not every thread holds (3 rows, one per thread) are skipped past the end.
+// CHECK-LABEL: kernel short_rows(
+// CHECK: var i: i32 = rs * 128 + tid
+// CHECK-NEXT: var j: i32 = cs + v
+// CHECK-NEXT: if (i < 3) {
+[[tile::kernel]] void short_rows(T::tensor<float, 2> Y) {
+  auto [bx] = T::grid(1);
+  T::fragment<float, 3, 5> b;
+  T::clear(b);
+}
