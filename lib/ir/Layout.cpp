@@ -7,6 +7,7 @@ std::int64_t FragmentLayout::slots() const {
   case Matrix: return row_steps() * col_steps() * vec;
   case RowVector: return row_steps();
   case ColumnVector: return col_steps() * vec;
+  case MmaAccumulator: return atoms_m() * atoms_n() * 4;
   }
   return 0;
 }
@@ -33,12 +34,17 @@ FragmentLayout matrix_layout(std::int64_t rows, std::int64_t cols, int threads) 
 }
 
 std::string to_string(const FragmentLayout &l) {
+  if (l.kind == FragmentLayout::MmaAccumulator)
+    return "mma(" + std::to_string(l.rows) + "x" + std::to_string(l.cols) + ", " + std::to_string(l.warps_m) + "x" +
+           std::to_string(l.warps_n) + " warps of " + std::to_string(l.atoms_m()) + "x" +
+           std::to_string(l.atoms_n()) + " m16n8 atoms)";
   std::string m = "matrix(" + std::to_string(l.rows) + "x" + std::to_string(l.cols) + ", vec " + std::to_string(l.vec) +
                   ", " + std::to_string(l.row_threads) + "x" + std::to_string(l.threads_per_row) + " threads)";
   switch (l.kind) {
   case FragmentLayout::Matrix: return m;
   case FragmentLayout::RowVector: return "rows of " + m;
   case FragmentLayout::ColumnVector: return "columns of " + m;
+  case FragmentLayout::MmaAccumulator: break;
   }
   return m;
 }

@@ -14,6 +14,12 @@
 // threads with thread / TC == r % TR, slot r / TR. A column vector (one value per column)
 // is held likewise by the TR threads of each column: element c -> threads with thread % TC
 // == (c / V) % TC, slot (c / (V * TC)) * V + c % V.
+//
+// The accumulator of a tensor-core gemm (mma.sync m16n8k16) has the layout the instruction
+// gives it: warps tile the R x C matrix as WARPS_M x WARPS_N (warp w at (w % WARPS_M,
+// w / WARPS_M)), each warp's WM x WN tile is AM x AN atoms of 16 x 8, and lane l holds of
+// each atom the elements (l / 4 + 8 h, 2 (l % 4) + e), h, e in {0, 1}, in slot
+// ((am * AN + an) * 2 + h) * 2 + e.
 #pragma once
 
 #include <cstdint>
@@ -25,7 +31,7 @@ namespace tile::ir {
 struct BufferNode;
 
 struct FragmentLayout {
-  enum Kind { Matrix, RowVector, ColumnVector };
+  enum Kind { Matrix, RowVector, ColumnVector, MmaAccumulator };
   Kind kind = Matrix;
   /// The matrix view (of the fragment itself, or of the matrix whose rows or columns a
   /// vector belongs to).
@@ -33,6 +39,11 @@ struct FragmentLayout {
   int vec = 1;             // V
   int threads_per_row = 1; // TC
   int row_threads = 1;     // TR
+  int warps_m = 1, warps_n = 1; // MmaAccumulator: the warp grid
+
+  /// MmaAccumulator: atoms per warp along rows (AM) and columns (AN).
+  std::int64_t atoms_m() const { return rows / (16 * warps_m); }
+  std::int64_t atoms_n() const { return cols / (8 * warps_n); }
 
   /// Row groups each thread holds: ceil(R / TR).
   std::int64_t row_steps() const { return (rows + row_threads - 1) / row_threads; }
@@ -41,7 +52,7 @@ struct FragmentLayout {
   /// Registers each thread holds.
   std::int64_t slots() const;
   /// Whether every element is held by exactly one thread.
-  bool replicated() const { return kind != Matrix; }
+  bool replicated() const { return kind == RowVector || kind == ColumnVector; }
   /// The same view, for the rows (RowVector) or the columns (ColumnVector) of this matrix.
   FragmentLayout as(Kind k) const {
     FragmentLayout l = *this;

@@ -14,6 +14,7 @@ public:
   std::vector<std::string> problems;
   std::vector<std::set<const VarNode *>> vars{1};
   std::vector<std::set<const BufferNode *>> buffers{1};
+  const LayoutMap *layouts = nullptr;
 
   bool var_in_scope(const VarNode *v) const {
     for (auto &s : vars)
@@ -124,6 +125,14 @@ public:
     check_region(n->b, "gemm");
     check_region(n->c, "gemm");
     auto a = n->a.tile_shape(), b = n->b.tile_shape(), c = n->c.tile_shape();
+    // After lower-fragments a tensor-core accumulator is the thread's registers, whose
+    // layout gives the M x N view.
+    if (auto it = layouts->find(n->c.buffer.get());
+        n->c.buffer->scope == Scope::Local && it != layouts->end() && it->second.kind == FragmentLayout::MmaAccumulator) {
+      if (c.size() != 1 || c[0] != it->second.slots())
+        fail("gemm accumulator registers '" + n->c.buffer->name + "' do not match their layout");
+      c = {it->second.rows, it->second.cols};
+    }
     if (a.size() != 2 || b.size() != 2 || c.size() != 2) {
       fail("gemm operands must be 2-D tiles");
       return;
@@ -192,6 +201,7 @@ public:
 
 std::vector<std::string> verify(const Kernel &k) {
   Verifier v;
+  v.layouts = &k.layouts;
   for (auto &p : k.params) {
     if (p.tensor)
       v.buffers[0].insert(p.tensor.get());

@@ -1,5 +1,6 @@
 #include "transforms/InferLayout.h"
 
+#include <algorithm>
 #include <functional>
 #include <set>
 
@@ -47,8 +48,9 @@ std::optional<ParallelNest> parallel_nest(const Stmt &s) {
 
 namespace {
 
-/// Registers a fragment may take per thread before it is better off in shared memory.
-constexpr std::int64_t max_slots = 64;
+/// Registers a fragment may take per thread before it is better off in shared memory (a
+/// tensor-core accumulator may take more: the gemm keeps it in registers anyway).
+constexpr std::int64_t max_slots = 64, max_mma_slots = 256;
 
 bool is_full(const Region &r) {
   const Buffer &b = r.buffer;
@@ -76,6 +78,54 @@ struct NestAccess {
   enum Kind { Element, Row, Column, Other } kind;
 };
 
+} // namespace
+
+std::optional<FragmentLayout> mma_accumulator_layout(const GemmNode *g, int threads) {
+  const Buffer &a = g->a.buffer, &b = g->b.buffer, &c = g->c.buffer;
+  const bool sixteen = (a->dtype == ScalarType::BF16 && b->dtype == ScalarType::BF16) ||
+                       (a->dtype == ScalarType::F16 && b->dtype == ScalarType::F16);
+  if (!sixteen || a->scope != Scope::Shared || b->scope != Scope::Shared || a->rank() != 2 || b->rank() != 2 ||
+      !is_full(g->a) || !is_full(g->b) || c->scope != Scope::Fragment || c->rank() != 2 || !is_full(g->c) ||
+      c->dtype != ScalarType::F32 || threads % 32 != 0)
+    return std::nullopt;
+  const std::int64_t M = c->extent(0), N = c->extent(1), K = g->transpose_a ? a->extent(0) : a->extent(1);
+  // ldmatrix reads 16-byte rows: row strides and k steps in multiples of 8 elements.
+  if (K % 16 != 0 || a->extent(1) % 8 != 0 || b->extent(1) % 8 != 0)
+    return std::nullopt;
+  const int warps = threads / 32;
+  std::optional<FragmentLayout> best;
+  auto consider = [&](int wm) {
+    const int wn = warps / wm;
+    if (warps % wm != 0 || M % (16 * wm) != 0 || N % (8 * wn) != 0)
+      return;
+    FragmentLayout l;
+    l.kind = FragmentLayout::MmaAccumulator;
+    l.rows = M;
+    l.cols = N;
+    l.warps_m = wm;
+    l.warps_n = wn;
+    if (l.slots() > max_mma_slots)
+      return;
+    // Square: the warp tile closest to square (fewest operand loads per mma).
+    auto skew = [](const FragmentLayout &x) {
+      std::int64_t h = x.rows / x.warps_m, w = x.cols / x.warps_n;
+      return h > w ? h - w : w - h;
+    };
+    if (!best || skew(l) < skew(*best))
+      best = l;
+  };
+  if (g->policy == WarpPolicy::FullRow)
+    consider(warps); // warps stacked along the rows, each with all columns
+  else if (g->policy == WarpPolicy::FullCol)
+    consider(1);
+  if (!best)
+    for (int wm = 1; wm <= warps; ++wm)
+      consider(wm);
+  return best;
+}
+
+namespace {
+
 class Inference {
 public:
   explicit Inference(const Kernel &k) : k_(k) {}
@@ -95,7 +145,11 @@ public:
       if (shared_.count(b))
         continue;
       if (b->rank() == 2) {
-        layout_[b] = matrix_layout(b->extent(0), b->extent(1), k_.threads);
+        auto &asked = mma_[b];
+        if (asked.size() > 1)
+          shared_.insert(b); // gemms that would lay it out differently
+        else
+          layout_[b] = asked.empty() ? matrix_layout(b->extent(0), b->extent(1), k_.threads) : asked[0];
         continue;
       }
       auto &asked = demands_[b];
@@ -113,7 +167,7 @@ public:
       for (auto &c : checks_)
         c();
       for (auto &[b, l] : layout_)
-        if (l.slots() > max_slots)
+        if (l.slots() > (l.kind == FragmentLayout::MmaAccumulator ? max_mma_slots : max_slots))
           shared_.insert(b);
       changed = shared_.size() != before;
     }
@@ -130,6 +184,8 @@ private:
   std::map<const BufferNode *, FragmentLayout> layout_;
   /// Per fragment, the distinct layouts its uses ask for.
   std::map<const BufferNode *, std::vector<FragmentLayout>> demands_;
+  /// Per rank-2 fragment, the tensor-core accumulator layouts its gemms ask for.
+  std::map<const BufferNode *, std::vector<FragmentLayout>> mma_;
   /// Re-checked until nothing more falls back.
   std::vector<std::function<void()>> checks_;
 
@@ -207,10 +263,16 @@ private:
       region_use(c->dst);
       if (is_fragment(c->src.buffer) && is_fragment(c->dst.buffer)) {
         const BufferNode *a = c->src.buffer.get(), *b = c->dst.buffer.get();
-        if (a->rank() != 2 || b->rank() != 2 || a->shape.size() != b->shape.size()) {
+        if (a->rank() != 2 || b->rank() != 2) {
           shared_.insert(a); // rank-1 pairs would have to agree: not worth it
           shared_.insert(b);
         }
+        checks_.push_back([this, a, b] { // element by element in one thread: the same layout
+          if (in_registers(a) != in_registers(b) || (in_registers(a) && !(layout_[a] == layout_[b]))) {
+            shared_.insert(a);
+            shared_.insert(b);
+          }
+        });
       }
       return;
     }
@@ -257,10 +319,18 @@ private:
       return;
     }
     case StmtKind::Gemm: {
+      // Tensor cores when the operands allow, the accumulator then in their layout; else
+      // the FMA path, on fragments in shared memory.
       auto g = s->as<GemmNode>();
+      auto mma = mma_accumulator_layout(g, k_.threads);
       for (const Region *r : {&g->a, &g->b, &g->c})
-        if (is_fragment(r->buffer))
+        if (is_fragment(r->buffer) && !(mma && r == &g->c))
           shared_.insert(r->buffer.get());
+      if (mma) {
+        auto &asked = mma_[g->c.buffer.get()];
+        if (std::find(asked.begin(), asked.end(), *mma) == asked.end())
+          asked.push_back(*mma);
+      }
       return;
     }
     case StmtKind::Cumsum: {
@@ -368,13 +438,21 @@ private:
           demand(a.buffer, m.as(FragmentLayout::ColumnVector));
       }
       checks_.push_back([this, accesses, m] {
+        // The nest runs as a tensor-core accumulator it touches is laid out, if any, else
+        // as the matrix layout of its extents.
+        FragmentLayout binding = m;
+        for (auto &a : accesses)
+          if (a.kind == NestAccess::Element && in_registers(a.buffer) &&
+              layout_[a.buffer].kind == FragmentLayout::MmaAccumulator)
+            binding = layout_[a.buffer];
         for (auto &a : accesses) {
           if (!in_registers(a.buffer))
             continue;
           const FragmentLayout &l = layout_[a.buffer];
-          bool ok = a.kind == NestAccess::Element ? l == m
-                    : a.kind == NestAccess::Row   ? l == m.as(FragmentLayout::RowVector)
-                                                  : l == m.as(FragmentLayout::ColumnVector);
+          bool ok = a.kind == NestAccess::Element ? l == binding
+                    : binding.kind != FragmentLayout::Matrix ? false
+                    : a.kind == NestAccess::Row              ? l == m.as(FragmentLayout::RowVector)
+                                                             : l == m.as(FragmentLayout::ColumnVector);
           if (!ok)
             shared_.insert(a.buffer);
         }

@@ -14,6 +14,8 @@
 //     holds the row or column);
 //   - a reduction along the last dimension of a rank-2 fragment into a rank-1 one (the
 //     source a matrix, the destination its row vector);
+//   - the destination of a gemm that runs on tensor cores (mma_accumulator_layout), which
+//     then lays it out as the instruction does (and the nests over it with it);
 //   and the layouts these uses ask of it agree. A fragment read or written outside parallel
 //   loops, through other indices, by gemm or cumsum, or needing more than 64 registers per
 //   thread, stays in shared memory, and so do fragments whose uses would then disagree.
@@ -27,6 +29,13 @@
 namespace tile::transforms {
 
 ir::Kernel infer_layout(const ir::Kernel &kernel);
+
+/// The tensor-core accumulator layout of gemm `g`'s destination on `threads` threads, when
+/// the gemm can run on tensor cores (bf16 or f16 operands in whole rank-2 shared buffers with
+/// rows of a multiple of 8 elements, an f32 rank-2 fragment destination, K a multiple of 16,
+/// a warp grid that tiles M by 16 and N by 8 with at most 256 accumulators per thread),
+/// the warp grid chosen by its policy (square: the warp tile closest to square).
+std::optional<ir::FragmentLayout> mma_accumulator_layout(const ir::GemmNode *g, int threads);
 
 /// A nest of parallel loops: the loops (outermost first) and the guards (ifs without else)
 /// found between them; `body` is what the innermost loop runs under its guards.

@@ -27,6 +27,14 @@ public:
       regs_[b] = make_buffer(b->name, Scope::Local, b->dtype, {l.slots()});
   }
 
+  /// The layouts of the local buffers that replace the fragments.
+  LayoutMap register_layouts() const {
+    LayoutMap m;
+    for (auto &[b, r] : regs_)
+      m[r.get()] = k_.layouts.at(b);
+    return m;
+  }
+
 private:
   Kernel &k_;
   std::map<const BufferNode *, Buffer> regs_;
@@ -46,6 +54,8 @@ private:
       return slots_->rs;
     case FragmentLayout::ColumnVector:
       return add(mul(slots_->cs, int_imm(l.vec)), slots_->v);
+    case FragmentLayout::MmaAccumulator:
+      return add(mul(add(mul(slots_->rs, int_imm(l.atoms_n())), slots_->cs), int_imm(4)), slots_->v);
     }
     return nullptr;
   }
@@ -90,7 +100,9 @@ private:
     if (!touches)
       return std::nullopt;
     if (nest.loops.size() == 2)
-      return matrix_layout(*as_const_int(nest.loops[0]->extent), *as_const_int(nest.loops[1]->extent), k_.threads);
+      return first && first->kind == FragmentLayout::MmaAccumulator
+                 ? *first
+                 : matrix_layout(*as_const_int(nest.loops[0]->extent), *as_const_int(nest.loops[1]->extent), k_.threads);
     if (first)
       return *first;
     return std::nullopt; // only guards read registers: not a nest infer-layout binds
@@ -107,6 +119,8 @@ private:
   }
 
   Stmt bind(const ParallelNest &nest, const FragmentLayout &l) {
+    if (l.kind == FragmentLayout::MmaAccumulator)
+      return bind_mma(nest, l);
     SlotVars sv{make_var("rs", ScalarType::I32), make_var("cs", ScalarType::I32), make_var("v", ScalarType::I32)};
     const Expr tc = int_imm(l.threads_per_row), tr = int_imm(l.row_threads);
     Expr row = add(mul(sv.rs, tr), div(tid(), tc));
@@ -150,6 +164,45 @@ private:
     return for_loop(sv.rs, int_imm(0), int_imm(rows ? l.row_steps() : 1), ForKind::Slots, s);
   }
 
+  /// A nest over a tensor-core accumulator: the thread's atoms (rs, cs) and their four
+  /// elements (v), at the places the instruction gives them (ir/Layout.h).
+  Stmt bind_mma(const ParallelNest &nest, const FragmentLayout &l) {
+    SlotVars sv{make_var("rs", ScalarType::I32), make_var("cs", ScalarType::I32), make_var("v", ScalarType::I32)};
+    Expr warp = div(tid(), int_imm(32)), lane = binary(BinaryOp::Mod, tid(), int_imm(32));
+    Expr wm = binary(BinaryOp::Mod, warp, int_imm(l.warps_m)), wn = div(warp, int_imm(l.warps_m));
+    Expr row = add(add(mul(wm, int_imm(l.rows / l.warps_m)), mul(sv.rs, int_imm(16))),
+                   add(div(lane, int_imm(4)), mul(div(sv.v, int_imm(2)), int_imm(8))));
+    Expr col = add(add(mul(wn, int_imm(l.cols / l.warps_n)), mul(sv.cs, int_imm(8))),
+                   add(mul(binary(BinaryOp::Mod, lane, int_imm(4)), int_imm(2)), binary(BinaryOp::Mod, sv.v, int_imm(2))));
+    std::vector<Stmt> head = {declare(nest.loops[0]->var, cast(nest.loops[0]->var->type, row)),
+                              declare(nest.loops[1]->var, cast(nest.loops[1]->var->type, col))};
+    std::vector<Expr> guards;
+    for (auto &g : nest.guards)
+      for (auto &c : g)
+        guards.push_back(c);
+    const SlotVars *outer = slots_;
+    slots_ = &sv;
+    for (auto &g : guards)
+      g = mutate(g);
+    Stmt body = mutate(serialize_parallel_loops(nest.body));
+    slots_ = outer;
+    for (auto it = guards.rbegin(); it != guards.rend(); ++it)
+      body = if_then_else(*it, body);
+    head.push_back(body);
+    Stmt s = for_loop(sv.v, int_imm(0), int_imm(4), ForKind::Unrolled, seq(head));
+    s = for_loop(sv.cs, int_imm(0), int_imm(l.atoms_n()), ForKind::Unrolled, s);
+    return for_loop(sv.rs, int_imm(0), int_imm(l.atoms_m()), ForKind::Slots, s);
+  }
+
+  /// A tensor-core gemm keeps its node, with the accumulator's registers as destination.
+  Stmt mutate_Gemm(const Stmt &self, const GemmNode *n) override {
+    auto it = regs_.find(n->c.buffer.get());
+    if (it == regs_.end())
+      return self;
+    return std::make_shared<GemmNode>(n->a, n->b, full_region(it->second), n->transpose_a, n->transpose_b,
+                                      n->clear_accum, n->policy);
+  }
+
   Stmt mutate_Reduce(const Stmt &self, const ReduceNode *n) override {
     if (!in_registers(n->src.get()))
       return self;
@@ -180,8 +233,9 @@ Kernel lower_fragments(const Kernel &kernel) {
   if (kernel.layouts.empty())
     return kernel;
   Kernel k = kernel;
-  k.body = Lowerer(k).mutate(kernel.body);
-  k.layouts.clear(); // no fragment is left to lay out
+  Lowerer lowerer(k);
+  k.body = lowerer.mutate(kernel.body);
+  k.layouts = lowerer.register_layouts(); // no fragment is left: the registers keep the layouts
   return k;
 }
 

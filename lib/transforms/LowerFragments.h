@@ -9,8 +9,10 @@
 //   indices from kernel.thread_index (made here) and run the body with the fragment
 //   accesses rewritten to slots; rows past the fragment's end are skipped. A row reduction
 //   becomes, per row, a loop over the thread's slots then a butterfly of warp shuffles over
-//   the row's threads, which all end with the result. Other nests are left for
-//   bind-threads.
+//   the row's threads, which all end with the result. Nests over a tensor-core accumulator
+//   run over its atoms as the instruction lays them out; the gemm itself keeps its node,
+//   with the registers as destination (for the codegen). kernel.layouts then lists the
+//   layouts of the registers. Other nests are left for bind-threads.
 #pragma once
 
 #include "ir/IR.h"

@@ -24,13 +24,23 @@ Stmt gemm_as_loops(const GemmNode *n) {
 
 namespace {
 class GemmLowerer : public IRMutator {
-  Stmt mutate_Gemm(const Stmt &, const GemmNode *n) override { return gemm_as_loops(n); }
+public:
+  explicit GemmLowerer(const LayoutMap &layouts) : layouts_(layouts) {}
+
+private:
+  const LayoutMap &layouts_;
+  Stmt mutate_Gemm(const Stmt &self, const GemmNode *n) override {
+    auto it = layouts_.find(n->c.buffer.get());
+    if (it != layouts_.end() && it->second.kind == FragmentLayout::MmaAccumulator)
+      return self; // tensor cores: lower-fragments and the codegen
+    return gemm_as_loops(n);
+  }
 };
 } // namespace
 
 Kernel lower_gemm(const Kernel &kernel) {
   Kernel k = kernel;
-  k.body = GemmLowerer().mutate(kernel.body);
+  k.body = GemmLowerer(kernel.layouts).mutate(kernel.body);
   return k;
 }
 

@@ -1,7 +1,8 @@
 // lower-gemm: gemm as loops of multiply-adds (the FMA path of GPU targets).
 //
 // Requires: a verified kernel.
-// Establishes: no Gemm remains. Each `c (+)= op(a) op(b)` becomes parallel loops over
+// Establishes: no Gemm remains but those whose destination infer-layout gave a tensor-core
+//   accumulator layout (kernel.layouts). Each other `c (+)= op(a) op(b)` becomes parallel loops over
 //   c's rows and columns around a serial loop over k that accumulates in c's arithmetic
 //   type (from zero with clear_accum, else from c). Correct for every type, transpose and
 //   operand scope; tensor-core lowering replaces it where the types allow.

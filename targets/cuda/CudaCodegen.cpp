@@ -167,7 +167,21 @@ private:
     once([&] { CEmitter::emit_atomic(n); });
   }
 
-  void emit_gemm(const GemmNode *) override { unlowered("a gemm"); }
+  /// A tensor-core gemm (the others were lowered to loops): the warp-level mma.sync routine
+  /// of tile_cuda.h on the shared operands, into the accumulator's registers.
+  void emit_gemm(const GemmNode *n) override {
+    auto it = k_.layouts.find(n->c.buffer.get());
+    if (it == k_.layouts.end() || it->second.kind != FragmentLayout::MmaAccumulator)
+      return unlowered("a gemm without a tensor-core accumulator");
+    const FragmentLayout &l = it->second;
+    const std::int64_t K = n->transpose_a ? n->a.buffer->extent(0) : n->a.buffer->extent(1);
+    line("tile_cuda::mma_gemm<" + std::to_string(l.rows) + ", " + std::to_string(l.cols) + ", " + std::to_string(K) +
+         ", " + std::to_string(l.warps_m) + ", " + std::to_string(l.warps_n) + ", " +
+         (n->transpose_a ? "true" : "false") + ", " + (n->transpose_b ? "true" : "false") + ", " +
+         (n->clear_accum ? "true" : "false") + ">(" + buffer(n->a.buffer) + ", " +
+         std::to_string(n->a.buffer->extent(1)) + ", " + buffer(n->b.buffer) + ", " +
+         std::to_string(n->b.buffer->extent(1)) + ", " + buffer(n->c.buffer) + ");");
+  }
 
   void emit_assert(const AssertNode *n) override {
     line("if (!" + expr(n->cond, P_Primary) + ") {");

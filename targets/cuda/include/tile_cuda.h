@@ -318,6 +318,110 @@ template <class T, class V> __device__ void atomic_min(T *p, V v) {
 }
 
 // ---------------------------------------------------------------------------------------
+// Tensor cores (sm_80 and later): mma.sync m16n8k16 with f32 accumulators, operands from
+// shared memory through ldmatrix.
+// ---------------------------------------------------------------------------------------
+
+namespace detail {
+__device__ __forceinline__ unsigned smem_address(const void *p) {
+  return unsigned(__cvta_generic_to_shared(p));
+}
+template <bool Trans> __device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], const void *p) {
+  if constexpr (Trans)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(smem_address(p)));
+  else
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(smem_address(p)));
+}
+template <bool Trans> __device__ __forceinline__ void ldmatrix_x2(unsigned (&r)[2], const void *p) {
+  if constexpr (Trans)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];\n"
+                 : "=r"(r[0]), "=r"(r[1])
+                 : "r"(smem_address(p)));
+  else
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];\n"
+                 : "=r"(r[0]), "=r"(r[1])
+                 : "r"(smem_address(p)));
+}
+template <class T>
+__device__ __forceinline__ void mma_16816(float *d, const unsigned (&a)[4], const unsigned (&b)[2]) {
+  if constexpr (same<T, bf16>::value)
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+                 "{%8, %9}, {%0, %1, %2, %3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  else
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+                 "{%8, %9}, {%0, %1, %2, %3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+} // namespace detail
+
+/// acc (+)= op(A) op(B) for an M x N x K tile: A is [M, K] (TA: [K, M]) and B is [K, N]
+/// (TB: [N, K]) in shared memory, row-major with row strides lda and ldb (multiples of 8);
+/// acc is the thread's part of the M x N accumulator, laid out as ir/Layout.h says for a
+/// WARPS_M x WARPS_N grid of warps: atom (am, an) of the warp's tile in slots
+/// (am * AN + an) * 4 .. + 3. Every thread of the block calls it.
+template <int M, int N, int K, int WARPS_M, int WARPS_N, bool TA, bool TB, bool Clear, class T>
+__device__ __forceinline__ void mma_gemm(const T *a, int lda, const T *b, int ldb, float *acc) {
+  constexpr int WM = M / WARPS_M, WN = N / WARPS_N, AM = WM / 16, AN = WN / 8;
+  static_assert(M % (16 * WARPS_M) == 0 && N % (8 * WARPS_N) == 0 && K % 16 == 0, "mma_gemm tile shape");
+  const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
+  const int m_base = (warp % WARPS_M) * WM, n_base = (warp / WARPS_M) * WN;
+  if constexpr (Clear) {
+#pragma unroll
+    for (int i = 0; i < AM * AN * 4; ++i)
+      acc[i] = 0.0f;
+  }
+  // ldmatrix: lane l gives the address of row l % 8 of 8 x 8 matrix l / 8.
+  const int mat = lane / 8, row = lane % 8;
+#pragma unroll
+  for (int k0 = 0; k0 < K; k0 += 16) {
+    unsigned af[AM][4], bfr[AN][2];
+#pragma unroll
+    for (int am = 0; am < AM; ++am) {
+      const int m0 = m_base + am * 16;
+      // Matrices 0..3: (rows 0-7, k 0-7), (rows 8-15, k 0-7), (rows 0-7, k 8-15), (rows 8-15, k 8-15).
+      if constexpr (!TA)
+        detail::ldmatrix_x4<false>(af[am], a + (m0 + (mat % 2) * 8 + row) * lda + k0 + (mat / 2) * 8);
+      else
+        detail::ldmatrix_x4<true>(af[am], a + (k0 + (mat / 2) * 8 + row) * lda + m0 + (mat % 2) * 8);
+    }
+#pragma unroll
+    for (int an = 0; an < AN; an += 2) {
+      const int n0 = n_base + an * 8;
+      // Matrices 0..3: (k 0-7, n 0-7), (k 8-15, n 0-7), (k 0-7, n 8-15), (k 8-15, n 8-15).
+      if (an + 1 < AN) {
+        unsigned r[4];
+        if constexpr (!TB)
+          detail::ldmatrix_x4<true>(r, b + (k0 + (mat % 2) * 8 + row) * ldb + n0 + (mat / 2) * 8);
+        else
+          detail::ldmatrix_x4<false>(r, b + (n0 + (mat / 2) * 8 + row) * ldb + k0 + (mat % 2) * 8);
+        bfr[an][0] = r[0];
+        bfr[an][1] = r[1];
+        bfr[an + 1][0] = r[2];
+        bfr[an + 1][1] = r[3];
+      } else {
+        const int m2 = mat % 2; // x2: lanes 0-15 give the addresses (the others, valid copies)
+        if constexpr (!TB)
+          detail::ldmatrix_x2<true>(bfr[an], b + (k0 + m2 * 8 + row) * ldb + n0);
+        else
+          detail::ldmatrix_x2<false>(bfr[an], b + (n0 + row) * ldb + k0 + m2 * 8);
+      }
+    }
+#pragma unroll
+    for (int am = 0; am < AM; ++am)
+#pragma unroll
+      for (int an = 0; an < AN; ++an)
+        detail::mma_16816<T>(acc + (am * AN + an) * 4, af[am], bfr[an]);
+  }
+}
+
+// ---------------------------------------------------------------------------------------
 // Debugging
 // ---------------------------------------------------------------------------------------
 

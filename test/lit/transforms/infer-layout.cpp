@@ -77,3 +77,25 @@ namespace T = tile;
   T::clear(cube);
   T::clear(huge);
 }
+
+// A gemm on tensor cores lays its accumulator out as mma.sync does, with the warp grid of
+// its policy: square (the warp tile closest to square), full_row (warps stacked along M),
+// full_col. Operands in fragments, or an f32 operand, keep the FMA path (shared memory).
+// CHECK-LABEL: kernel gemms(
+// CHECK: fragment sq: f32[64, 64] in registers: mma(64x64, 2x2 warps of 2x4 m16n8 atoms)
+// CHECK: fragment rows: f32[64, 64] in registers: mma(64x64, 4x1 warps of 1x8 m16n8 atoms)
+// CHECK: fragment cols: f32[64, 64] in registers: mma(64x64, 1x4 warps of 4x2 m16n8 atoms)
+// CHECK: fragment fma: f32[64, 64]{{$}}
+// CHECK: fragment fa: bf16[64, 32]{{$}}
+[[tile::kernel]] void gemms(T::tensor<float, 2> Y) {
+  auto [bx] = T::grid(1);
+  T::shared<T::bf16, 64, 32> a;
+  T::shared<T::bf16, 32, 64> b;
+  T::fragment<float, 64, 64> sq, rows, cols, fma;
+  T::fragment<T::bf16, 64, 32> fa;
+  T::gemm(a, b, sq);
+  T::gemm(a, b, rows, {.policy = T::warp_policy::full_row});
+  T::gemm(a, b, cols, {.policy = T::warp_policy::full_col});
+  T::copy(a, fa);
+  T::gemm(fa, b, fma);
+}

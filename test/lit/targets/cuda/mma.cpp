@@ -1,0 +1,35 @@
+// A gemm of bf16 or f16 tiles in shared memory into an f32 fragment runs on tensor cores:
+// the codegen calls tile_cuda::mma_gemm with the warp grid infer-layout chose, and the PTX
+// nvcc makes of it for sm_80 and sm_90a has ldmatrix and mma.sync m16n8k16.
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-print-after=codegen %s 2>&1 \
+// RUN:   | FileCheck %s
+// REQUIRES: nvcc
+// RUN: rm -rf %t && mkdir %t
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-emit-source=%t %s
+// RUN: %tile-cxx -c -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-cache=%t/cache -fplugin-arg-tile-emit-source=%t %s -o %t/mma.o
+// RUN: %nvcc -ptx -std=c++17 -gencode=arch=compute_80,code=sm_80 -I%t %t/mma.cu -o - | FileCheck %s --check-prefix=PTX
+// RUN: %nvcc -ptx -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I%t %t/mma.cu -o - | FileCheck %s --check-prefix=PTX
+// PTX: ldmatrix.sync.aligned.m8n8.x4
+// PTX: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+
+#include <tile/tile.h>
+namespace T = tile;
+
+// CHECK-LABEL: // mm
+// CHECK: float acc[128];
+// CHECK: tile_cuda::mma_gemm<128, 128, 32, 2, 2, false, false, false>(As, 32, Bs, 128, acc);
+// The epilogue writes each thread's accumulators where the instruction put them.
+// CHECK: int32_t i_{{[0-9]+}} = tid / 32 % 2 * 64 + rs_{{[0-9]+}} * 16 + (tid % 32 / 4 + v_{{[0-9]+}} / 2 * 8);
+[[tile::kernel]] void mm(T::tensor<const T::bf16, 2> A, T::tensor<const T::bf16, 2> B, T::tensor<float, 2> C) {
+  auto [bx, by] = T::grid(T::ceildiv(C.size(1), 128), T::ceildiv(C.size(0), 128));
+  T::shared<T::bf16, 128, 32> As;
+  T::shared<T::bf16, 32, 128> Bs;
+  T::fragment<float, 128, 128> acc;
+  T::clear(acc);
+  for (int k : T::serial(T::ceildiv(A.size(1), 32))) {
+    T::copy(A.at(by * 128, k * 32), As);
+    T::copy(B.at(k * 32, bx * 128), Bs);
+    T::gemm(As, Bs, acc);
+  }
+  T::copy(acc, C.at(by * 128, bx * 128));
+}
