@@ -65,8 +65,11 @@ bool parse_options(const std::vector<std::string> &args, pipeline::Options &o, s
       for (const std::string &p : split(value, ',')) {
         if (p != "all" && !pipeline::is_pass_name(p)) {
           problem = "unknown pass '" + p + "' in " + name.str() + "=; the passes are:";
-          for (const std::string &n : pipeline::pass_names("cpu"))
-            problem += " " + n;
+          for (const char *target : {"cpu", "cuda"}) {
+            problem += std::string(" (") + target + ")";
+            for (const std::string &n : pipeline::pass_names(target))
+              problem += " " + n;
+          }
           return false;
         }
         (name == "print-after" ? o.print_after : o.print_before).push_back(p);
