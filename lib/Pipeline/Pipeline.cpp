@@ -110,6 +110,28 @@ void dump_source(const std::function<void(const std::string &)> &dump, const std
   dump("// -----// source after " + pass + " [" + target + "] //----- //\n" + source);
 }
 
+/// Adds the image `compiled` for `target` to `result`, or the error of its compiler
+/// (`compiler` names it in the message), and the verbose remark.
+void add_image(const std::string &target, const char *compiler, DeviceCompileResult compiled,
+               const std::vector<ir::Kernel> &kernels, const std::vector<std::string> &symbols,
+               const std::vector<std::int64_t> &shared_bytes, const std::string &unit, const Options &opts,
+               Result &result) {
+  if (!compiled.ok) {
+    std::string text = std::string(compiler) + " failed on the code generated for " + unit;
+    if (!compiled.source_path.empty())
+      text += " (generated source kept at " + compiled.source_path + ")";
+    text += ":\n" + compiled.log;
+    result.messages.push_back({Message::Error, kernels.empty() ? "" : kernels[0].key, text});
+    return;
+  }
+  if (opts.verbose)
+    result.messages.push_back({Message::Remark, "",
+                               "tile: " + target + " image of " + unit + " (" + std::to_string(kernels.size()) +
+                                   " kernel" + (kernels.size() == 1 ? "" : "s") + ") " +
+                                   (compiled.cached ? "loaded from cache, no device compiler run" : "compiled")});
+  result.images.push_back({target, manifest(target, kernels, symbols, shared_bytes), std::move(compiled.image)});
+}
+
 void run_cpu(std::vector<ir::Kernel> kernels, const std::string &unit, const Options &opts,
              const std::function<void(const std::string &)> &dump, Result &result) {
   PassRunner passes(opts, dump, result);
@@ -130,22 +152,8 @@ void run_cpu(std::vector<ir::Kernel> kernels, const std::string &unit, const Opt
   co.cxx = opts.cxx;
   co.cache_dir = opts.cache_dir;
   co.emit_source_dir = opts.emit_source_dir;
-  DeviceCompileResult compiled = cpu::compile_cpu_image(source, unit, co);
-  if (!compiled.ok) {
-    std::string text = "the CPU compiler failed on the code generated for " + unit;
-    if (!compiled.source_path.empty())
-      text += " (generated source kept at " + compiled.source_path + ")";
-    text += ":\n" + compiled.log;
-    result.messages.push_back({Message::Error, kernels.empty() ? "" : kernels[0].key, text});
-    return;
-  }
-  if (opts.verbose)
-    result.messages.push_back({Message::Remark, "",
-                               "tile: cpu image of " + unit + " (" + std::to_string(kernels.size()) + " kernel" +
-                                   (kernels.size() == 1 ? "" : "s") + ") " +
-                                   (compiled.cached ? "loaded from cache, no device compiler run" : "compiled")});
-  result.images.push_back(
-      {"cpu", manifest("cpu", kernels, symbols, std::vector<std::int64_t>(kernels.size(), 0)), std::move(compiled.image)});
+  add_image("cpu", "the CPU compiler", cpu::compile_cpu_image(source, unit, co), kernels, symbols,
+            std::vector<std::int64_t>(kernels.size(), 0), unit, opts, result);
 }
 
 void run_cuda(std::vector<ir::Kernel> kernels, const std::string &unit, const Options &opts,
@@ -174,21 +182,8 @@ void run_cuda(std::vector<ir::Kernel> kernels, const std::string &unit, const Op
   co.archs = opts.cuda_archs;
   co.cache_dir = opts.cache_dir;
   co.emit_source_dir = opts.emit_source_dir;
-  DeviceCompileResult compiled = cuda::compile_cuda_image(source.text, unit, co);
-  if (!compiled.ok) {
-    std::string text = "nvcc failed on the CUDA code generated for " + unit;
-    if (!compiled.source_path.empty())
-      text += " (generated source kept at " + compiled.source_path + ")";
-    text += ":\n" + compiled.log;
-    result.messages.push_back({Message::Error, kernels.empty() ? "" : kernels[0].key, text});
-    return;
-  }
-  if (opts.verbose)
-    result.messages.push_back({Message::Remark, "",
-                               "tile: cuda image of " + unit + " (" + std::to_string(kernels.size()) + " kernel" +
-                                   (kernels.size() == 1 ? "" : "s") + ") " +
-                                   (compiled.cached ? "loaded from cache, no device compiler run" : "compiled")});
-  result.images.push_back({"cuda", manifest("cuda", kernels, symbols, source.shared_bytes), std::move(compiled.image)});
+  add_image("cuda", "nvcc", cuda::compile_cuda_image(source.text, unit, co), kernels, symbols, source.shared_bytes,
+            unit, opts, result);
 }
 
 } // namespace

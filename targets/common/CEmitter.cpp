@@ -262,6 +262,22 @@ void CEmitter::collect_tensor_dims() {
       });
 }
 
+void CEmitter::unpack_tensor(int i, const Buffer &b, const std::string &arg, const std::string &restrict_kw) {
+  const std::string elem = std::string(b->read_only ? "const " : "") + type_name(b->dtype);
+  const std::string name = buffer(b);
+  line(elem + " *" + restrict_kw + " " + name + " = (" + elem + " *)" + arg + ".data;");
+  for (int d = 0; d < b->rank(); ++d)
+    if (used_sizes_.count({i, d})) {
+      sizes_[{i, d}] = names_.fresh(name + "_size" + std::to_string(d));
+      line("const int64_t " + sizes_[{i, d}] + " = " + arg + ".sizes[" + std::to_string(d) + "];");
+    }
+  for (int d = 0; d < b->rank(); ++d)
+    if (used_strides_.count({i, d})) {
+      strides_[{i, d}] = names_.fresh(name + "_stride" + std::to_string(d));
+      line("const int64_t " + strides_[{i, d}] + " = " + arg + ".strides[" + std::to_string(d) + "];");
+    }
+}
+
 std::string CEmitter::cast(ScalarType to, const Expr &value) {
   std::string inner = expr(value, P_Unary);
   // There is no conversion between two extended floats: go through float (exact).

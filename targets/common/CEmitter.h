@@ -68,6 +68,10 @@ protected:
   std::string int_literal(std::int64_t v, ir::ScalarType t) const;
 
   void collect_tensor_dims();
+  /// Declares the pointer of tensor parameter `index` (`buffer`), read from `data`, and the
+  /// sizes and strides the body reads, from `arg` + ".sizes[d]" / ".strides[d]".
+  /// `restrict_kw`: the target's spelling of restrict.
+  void unpack_tensor(int index, const ir::Buffer &b, const std::string &arg, const std::string &restrict_kw);
   /// A C++ expression for `e`, parenthesized if its precedence is below `min_prec`.
   std::string expr(const ir::Expr &e, int min_prec = 0);
   /// The offset of element `idx` of `b`: stride-based (int64) for tensors, row-major else.

@@ -79,20 +79,7 @@ private:
         line(type_name(t) + " " + var(p.scalar) + " = " + value + ";");
         continue;
       }
-      const Buffer &b = p.tensor;
-      const std::string elem = std::string(b->read_only ? "const " : "") + type_name(b->dtype);
-      const std::string name = buffer(b);
-      line(elem + " *__restrict " + name + " = (" + elem + " *)" + arg + ".data;");
-      for (int d = 0; d < b->rank(); ++d)
-        if (used_sizes_.count({int(i), d})) {
-          sizes_[{int(i), d}] = names_.fresh(name + "_size" + std::to_string(d));
-          line("const int64_t " + sizes_[{int(i), d}] + " = " + arg + ".sizes[" + std::to_string(d) + "];");
-        }
-      for (int d = 0; d < b->rank(); ++d)
-        if (used_strides_.count({int(i), d})) {
-          strides_[{int(i), d}] = names_.fresh(name + "_stride" + std::to_string(d));
-          line("const int64_t " + strides_[{int(i), d}] + " = " + arg + ".strides[" + std::to_string(d) + "];");
-        }
+      unpack_tensor(int(i), p.tensor, arg, "__restrict");
     }
   }
 

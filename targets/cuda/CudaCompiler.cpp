@@ -99,6 +99,12 @@ pipeline::DeviceCompileResult compile_cuda_image(const std::string &source, cons
   pipeline::DeviceCompileJob job;
   job.target = "cuda";
   job.compiler = options.nvcc.empty() ? default_nvcc() : options.nvcc;
+  if (job.compiler.empty()) {
+    pipeline::DeviceCompileResult r;
+    r.log = "no nvcc was found (on PATH, in $CUDA_HOME/bin or /usr/local/cuda/bin); name one with "
+            "-fplugin-arg-tile-nvcc=PATH, or build for targets=cpu";
+    return r;
+  }
   job.flags = std::move(flags);
   job.name = name;
   job.source_suffix = ".cu";

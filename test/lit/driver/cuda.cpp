@@ -15,11 +15,11 @@
 // RUN: chmod +x %t/nvcc
 // RUN: not %tile-cxx -c %s -o %t/c.o -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-nvcc=%t/nvcc \
 // RUN:   -fplugin-arg-tile-cache=%t/cache2 2>&1 | FileCheck %s --check-prefix=FAIL
-// FAIL: cuda.cpp:[[@LINE+6]]:23: error: nvcc failed on the CUDA code generated for cuda.cpp (generated source kept at {{.*}}cuda.cu):
+// FAIL: cuda.cpp:[[@LINE+6]]:23: error: nvcc failed on the code generated for cuda.cpp (generated source kept at {{.*}}cuda.cu):
 // FAIL: fake nvcc: error: no
 // RUN: not %tile-cxx -c %s -o %t/d.o -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-nvcc=%t/missing \
 // RUN:   -fplugin-arg-tile-cache=%t/cache3 2>&1 | FileCheck %s --check-prefix=MISSING
-// MISSING: error: nvcc failed on the CUDA code generated for cuda.cpp
+// MISSING: error: nvcc failed on the code generated for cuda.cpp
 #include <tile/tile.h>
 [[tile::kernel]] void twice(tile::tensor<float, 1> x) {
   auto [bx] = tile::grid(tile::ceildiv(x.size(0), 128));
