@@ -89,6 +89,7 @@ const char *name(ForKind k) {
   case ForKind::Unrolled: return "unroll";
   case ForKind::Threads: return "threads";
   case ForKind::Slots: return "slots";
+  case ForKind::Vectorized: return "vectorized";
   }
   return "?";
 }

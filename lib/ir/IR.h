@@ -279,7 +279,10 @@ struct StoreNode : StmtNode {
 /// threads, ... (made by bind-threads on GPU targets). Slots loops are unrolled loops over
 /// a thread's share of a register layout (made by lower-fragments): the same trip count in
 /// every thread, but a body that depends on the thread, so no barrier goes inside either.
-enum class ForKind { Serial, Parallel, Pipelined, Unrolled, Threads, Slots };
+/// Vectorized loops are unrolled loops over the lanes of a vector of consecutive elements
+/// (made by lower-fragments): a target may run one as a single vector access where, at run
+/// time, the elements are contiguous, aligned and all inside the tensor.
+enum class ForKind { Serial, Parallel, Pipelined, Unrolled, Threads, Slots, Vectorized };
 const char *name(ForKind k);
 
 /// `for var in begin, begin + step, ... (extent iterations)`.

@@ -1,5 +1,7 @@
 #include "transforms/BindThreads.h"
 
+#include <algorithm>
+
 #include "ir/Visitor.h"
 
 namespace tile::transforms {
@@ -41,7 +43,36 @@ class Serialize : public IRMutator {
   }
 };
 
+/// The lanes of a vector access for a nest of `total` iterations whose innermost loop has
+/// `extent` and whose body is `body`: 16 bytes of its widest global tensor element, at
+/// most 8, dividing the extent, narrower while that would leave some of the `threads`
+/// without a vector; 1 when it touches no tensor.
+std::int64_t vector_width(const Stmt &body, std::int64_t extent, std::int64_t total, int threads) {
+  int widest = 0;
+  for_each_node(
+      body,
+      [&](const Expr &e) {
+        if (auto l = e->as<LoadNode>(); l && l->buffer->scope == Scope::Global)
+          widest = std::max(widest, bytes(l->buffer->dtype));
+      },
+      [&](const Stmt &st) {
+        if (auto x = st->as<StoreNode>(); x && x->buffer->scope == Scope::Global)
+          widest = std::max(widest, bytes(x->buffer->dtype));
+      });
+  if (widest == 0)
+    return 1;
+  std::int64_t vec = std::min(8, 16 / widest);
+  while (vec > 1 && (extent % vec != 0 || total / vec < threads))
+    vec /= 2;
+  return std::max<std::int64_t>(vec, 1);
+}
+
 class Binder : public IRMutator {
+public:
+  explicit Binder(int threads) : threads_(threads) {}
+
+private:
+  const int threads_;
   Stmt mutate_For(const Stmt &self, const ForNode *n) override {
     if (!is_bindable(self))
       return IRMutator::mutate_For(self, n);
@@ -62,21 +93,31 @@ class Binder : public IRMutator {
       levels.back().guards = guards;
       s = inner;
     }
-    if (levels.size() == 1)
-      return for_loop(n->var, n->begin, n->extent, ForKind::Threads, Serialize().mutate(n->body));
     std::int64_t total = 1;
     for (auto &l : levels)
       total *= *as_const_int(l.loop->extent);
-    Var flat = make_var("t", ScalarType::I32);
+    const std::int64_t vec = vector_width(s, *as_const_int(levels.back().loop->extent), total, threads_);
+    if (levels.size() == 1 && vec == 1)
+      return for_loop(n->var, n->begin, n->extent, ForKind::Threads, Serialize().mutate(n->body));
+    // Thread t runs vectors t, t + threads, ... of `vec` consecutive elements of the
+    // innermost loop; lane v of a vector is its element v.
+    Var flat = make_var("t", ScalarType::I32), lane = make_var("v", ScalarType::I32);
     std::vector<Stmt> stmts;
     std::int64_t inner_size = total;
     std::vector<Expr> guards;
-    for (auto &l : levels) {
+    for (size_t d = 0; d < levels.size(); ++d) {
+      const Level &l = levels[d];
       const std::int64_t e = *as_const_int(l.loop->extent);
       inner_size /= e;
-      Expr index = div(flat, int_imm(inner_size));
-      if (inner_size * e != total)
-        index = binary(BinaryOp::Mod, index, int_imm(e));
+      Expr index;
+      if (d + 1 < levels.size()) {
+        index = div(flat, int_imm(inner_size / vec));
+        if (inner_size * e != total)
+          index = binary(BinaryOp::Mod, index, int_imm(e));
+      } else {
+        Expr vector = levels.size() == 1 ? Expr(flat) : binary(BinaryOp::Mod, flat, int_imm(e / vec));
+        index = vec == 1 ? vector : add(mul(vector, int_imm(vec)), lane);
+      }
       stmts.push_back(declare(l.loop->var, cast(l.loop->var->type, add(index, l.loop->begin))));
       for (auto &g : l.guards)
         guards.push_back(g);
@@ -85,7 +126,10 @@ class Binder : public IRMutator {
     for (auto it = guards.rbegin(); it != guards.rend(); ++it)
       body = if_then_else(*it, body);
     stmts.push_back(body);
-    return for_loop(flat, int_imm(0), int_imm(total), ForKind::Threads, seq(stmts));
+    Stmt per_thread = seq(stmts);
+    if (vec > 1)
+      per_thread = for_loop(lane, int_imm(0), int_imm(vec), ForKind::Vectorized, per_thread);
+    return for_loop(flat, int_imm(0), int_imm(total / vec), ForKind::Threads, per_thread);
   }
 };
 
@@ -95,7 +139,7 @@ Stmt serialize_parallel_loops(const Stmt &s) { return Serialize().mutate(s); }
 
 Kernel bind_threads(const Kernel &kernel) {
   Kernel k = kernel;
-  k.body = Binder().mutate(kernel.body);
+  k.body = Binder(kernel.threads).mutate(kernel.body);
   return k;
 }
 

@@ -8,8 +8,11 @@
 //   fastest, so consecutive threads touch consecutive elements). A nest is a parallel loop
 //   whose body is another parallel loop, possibly under guards (`if` without `else`, as
 //   lower-tile-ops places at tensor edges); the guards move inside, in their order.
-//   Parallel loops left inside a Threads loop (under other statements) become serial: one
-//   thread runs them whole.
+//   Where the body reads or writes a tensor, each thread takes vectors of consecutive
+//   elements of the innermost loop (16 bytes of the widest tensor element, at most 8,
+//   dividing its extent): a Vectorized loop over the lanes inside the Threads loop, which a
+//   target may run as one vector access. Parallel loops left inside a Threads loop (under
+//   other statements) become serial: one thread runs them whole.
 #pragma once
 
 #include "ir/IR.h"

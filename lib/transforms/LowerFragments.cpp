@@ -159,7 +159,7 @@ private:
     auto loop = [&](const Var &v, std::int64_t extent, Stmt b) {
       return for_loop(v, int_imm(0), int_imm(extent), ForKind::Unrolled, std::move(b));
     };
-    s = loop(sv.v, cols ? l.vec : 1, s);
+    s = for_loop(sv.v, int_imm(0), int_imm(cols ? l.vec : 1), cols && l.vec > 1 ? ForKind::Vectorized : ForKind::Unrolled, s);
     s = loop(sv.cs, cols ? l.col_steps() : 1, s);
     return for_loop(sv.rs, int_imm(0), int_imm(rows ? l.row_steps() : 1), ForKind::Slots, s);
   }

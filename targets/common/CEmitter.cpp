@@ -458,7 +458,9 @@ void CEmitter::emit_atomic(const AtomicNode *n) {
 }
 
 std::string CEmitter::loop_pragma(const ForNode *n, bool) {
-  return n->for_kind == ForKind::Unrolled || n->for_kind == ForKind::Slots ? "#pragma unroll" : "";
+  const bool unrolled =
+      n->for_kind == ForKind::Unrolled || n->for_kind == ForKind::Slots || n->for_kind == ForKind::Vectorized;
+  return unrolled ? "#pragma unroll" : "";
 }
 
 void CEmitter::emit_for(const ForNode *n) {

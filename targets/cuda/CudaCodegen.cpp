@@ -3,13 +3,18 @@
 #include <cctype>
 #include <cstdio>
 #include <functional>
+#include <map>
 #include <sstream>
 
+#include "ir/Equality.h"
+#include "ir/Visitor.h"
 #include "targets/common/CEmitter.h"
 
 namespace tile::cuda {
 
 using namespace ir;
+using targets::P_Eq;
+using targets::P_LAnd;
 using targets::P_Primary;
 
 namespace {
@@ -59,6 +64,7 @@ private:
   std::string blk_;
   std::int64_t shared_bytes_ = 0;
   int threads_depth_ = 0; // > 0 inside a Threads or Slots loop (per-thread work)
+  std::vector<Buffer> made_; // buffers the codegen made for itself
 
   void params() {
     for (size_t i = 0; i < k_.params.size(); ++i) {
@@ -130,6 +136,8 @@ private:
   }
 
   void emit_for(const ForNode *n) override {
+    if (n->for_kind == ForKind::Vectorized && emit_vector_access(n))
+      return;
     if (n->for_kind == ForKind::Slots) { // per-thread work, unrolled
       ++threads_depth_;
       CEmitter::emit_for(n);
@@ -148,6 +156,175 @@ private:
     block(n->body);
     --threads_depth_;
     line("}");
+  }
+
+  // Vector accesses ------------------------------------------------------------------------
+
+  /// Replaces variables by expressions.
+  class Substitute : public IRMutator {
+  public:
+    std::map<const VarNode *, Expr> map;
+    Expr mutate_Var(const Expr &self, const VarNode *n) override {
+      auto it = map.find(n);
+      return it == map.end() ? self : it->second;
+    }
+  };
+
+  /// Whether `c` is a conjunction of comparisons (the bounds checks of lower-tile-ops, whose
+  /// left sides grow with the lane): true at the first and last lanes means true at all.
+  static bool is_bounds_check(const Expr &c) {
+    auto b = c->as<BinaryNode>();
+    if (!b)
+      return false;
+    if (b->op == BinaryOp::And)
+      return is_bounds_check(b->a) && is_bounds_check(b->b);
+    return b->op == BinaryOp::LT || b->op == BinaryOp::GE;
+  }
+
+  /// A Vectorized loop whose body copies between a global tensor and registers (the
+  /// copies of lower-tile-ops, bound by lower-fragments) as one access of V consecutive
+  /// elements where, at run time, they are contiguous, aligned and inside the tensor; the
+  /// scalar loop otherwise. False (nothing emitted) for any other body.
+  bool emit_vector_access(const ForNode *n) {
+    const auto V = as_const_int(n->extent);
+    if (!V || *V < 2 || !is_const_int(n->begin, 0) || !is_const_int(n->step, 1))
+      return false;
+    // The body: declarations, then one store, possibly under guards (ifs without else).
+    std::vector<const DeclareNode *> decls;
+    Stmt last;
+    if (auto q = n->body->as<SeqNode>()) {
+      for (size_t i = 0; i < q->stmts.size(); ++i) {
+        if (auto d = q->stmts[i]->as<DeclareNode>(); d && d->init && i + 1 < q->stmts.size())
+          decls.push_back(d);
+        else if (i + 1 == q->stmts.size())
+          last = q->stmts[i];
+        else
+          return false;
+      }
+    } else {
+      last = n->body;
+    }
+    std::vector<Expr> conds;
+    while (auto i = last->as<IfNode>()) {
+      if (i->else_case)
+        return false;
+      conds.push_back(i->cond);
+      last = i->then_case;
+    }
+    auto st = last->as<StoreNode>();
+    if (!st)
+      return false;
+    // Load: registers[slot] = select(bounds, cast(G[...]), 0) or cast(G[...]);
+    // store: if (bounds) G[...] = value.
+    const LoadNode *global_load = nullptr;
+    Expr fast_value; // the stored value with the global element as `lane`
+    // A load fills registers or shared memory from a tensor; a store writes a tensor.
+    const bool is_load = st->buffer->scope == Scope::Local || st->buffer->scope == Scope::Shared ||
+                         st->buffer->scope == Scope::Fragment;
+    if (is_load) {
+      if (!conds.empty())
+        return false;
+      Expr v = st->value;
+      if (auto s = v->as<SelectNode>()) {
+        if (!is_bounds_check(s->cond) || !(s->f->as<FloatImmNode>() || s->f->as<IntImmNode>()))
+          return false;
+        conds.push_back(s->cond);
+        v = s->t;
+      }
+      const CastNode *c = v->as<CastNode>();
+      global_load = (c ? c->value : v)->as<LoadNode>();
+      if (!global_load || global_load->buffer->scope != Scope::Global)
+        return false;
+    } else if (st->buffer->scope != Scope::Global) {
+      return false;
+    }
+    for (auto &c : conds)
+      if (!is_bounds_check(c))
+        return false;
+    const Buffer &g = is_load ? global_load->buffer : st->buffer;
+    const std::vector<Expr> &gidx = is_load ? global_load->indices : st->indices;
+    const int elem = bytes(g->dtype), rank = g->rank();
+    const std::int64_t total = *V * elem;
+    const std::int64_t chunk = total >= 16 ? 16 : total;
+    if (elem > 8 || total % chunk != 0 || (chunk & (chunk - 1)) != 0)
+      return false;
+    // The indices and guards at the first and last lanes, declarations inlined.
+    auto at_lane = [&](std::int64_t lane) {
+      Substitute s;
+      s.map[n->var.get()] = int_imm(lane, n->var->type);
+      for (auto *d : decls)
+        s.map[d->var.get()] = s.mutate(d->init);
+      return s;
+    };
+    Substitute first = at_lane(0), second = at_lane(1), end = at_lane(*V - 1);
+    // Consecutive lanes are consecutive elements of the last dimension only.
+    for (int d = 0; d + 1 < rank; ++d)
+      if (!equal(first.mutate(gidx[d]), second.mutate(gidx[d])))
+        return false;
+    if (equal(first.mutate(gidx[rank - 1]), second.mutate(gidx[rank - 1])))
+      return false;
+    const Expr last_stride = g->strides[rank - 1];
+    std::vector<Expr> first_idx;
+    for (auto &i : gidx)
+      first_idx.push_back(first.mutate(i));
+    Buffer lane_buffer = make_buffer("vec_lanes", Scope::Local, g->dtype, {*V});
+    made_.push_back(lane_buffer); // alive while names_ knows it by its address
+    const std::string base = names_.fresh("vec_base"), lanes = buffer(lane_buffer);
+    const std::string type = type_name(g->dtype), chunk_type = "tile_cuda::bytes<" + std::to_string(chunk) + ">";
+    std::string fast = expr(last_stride, P_Eq + 1) + " == 1";
+    for (auto &c : conds)
+      fast += " && " + expr(first.mutate(c), P_LAnd + 1) + " && " + expr(end.mutate(c), P_LAnd + 1);
+    line("{");
+    ++indent_;
+    line(std::string(is_load ? "const " : "") + type + " *" + base + " = &" + element(g, first_idx) + ";");
+    line("if (" + fast + " && reinterpret_cast<uintptr_t>(" + base + ") % " + std::to_string(chunk) + " == 0) {");
+    ++indent_;
+    line("alignas(16) " + type + " " + lanes + "[" + std::to_string(*V) + "];");
+    auto copy_chunks = [&](const std::string &to, const std::string &from) {
+      for (std::int64_t c = 0; c < total / chunk; ++c)
+        line("reinterpret_cast<" + chunk_type + " *>(" + to + ")[" + std::to_string(c) + "] = reinterpret_cast<const " +
+             chunk_type + " *>(" + from + ")[" + std::to_string(c) + "];");
+    };
+    if (is_load)
+      copy_chunks(lanes, base);
+    // The lanes, as the scalar loop would run them, with the global element replaced.
+    class Replace : public IRMutator {
+    public:
+      const LoadNode *target;
+      Expr with;
+      Expr mutate_Load(const Expr &self, const LoadNode *l) override {
+        return l == target ? with : IRMutator::mutate_Load(self, l);
+      }
+    };
+    Stmt lane_body;
+    if (is_load) {
+      Replace r;
+      r.target = global_load;
+      r.with = load(lane_buffer, {n->var});
+      Expr value = st->value;
+      if (auto s = value->as<SelectNode>())
+        value = s->t;
+      lane_body = store(st->buffer, st->indices, r.mutate(value));
+    } else {
+      lane_body = store(lane_buffer, {n->var}, st->value);
+    }
+    std::vector<Stmt> body;
+    for (auto *d : decls)
+      body.push_back(declare(d->var, d->init));
+    body.push_back(lane_body);
+    CEmitter::emit_for(std::make_shared<ForNode>(n->var, n->begin, n->extent, n->step, ForKind::Unrolled, 0, seq(body))
+                           .get());
+    if (!is_load)
+      copy_chunks(base, lanes);
+    --indent_;
+    line("} else {");
+    ++indent_;
+    CEmitter::emit_for(n);
+    --indent_;
+    line("}");
+    --indent_;
+    line("}");
+    return true;
   }
 
   void emit_atomic(const AtomicNode *n) override {

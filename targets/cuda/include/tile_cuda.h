@@ -20,6 +20,14 @@ struct tensor_arg {
   int64_t strides[4];
 };
 
+/// N bytes moved as one access (vector loads and stores of consecutive elements).
+template <int N> struct bytes_of;
+template <> struct bytes_of<16> { using type = uint4; };
+template <> struct bytes_of<8> { using type = uint2; };
+template <> struct bytes_of<4> { using type = unsigned; };
+template <> struct bytes_of<2> { using type = unsigned short; };
+template <int N> using bytes = typename bytes_of<N>::type;
+
 struct block3 {
   int64_t x, y, z;
 };

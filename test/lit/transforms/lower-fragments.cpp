@@ -14,7 +14,7 @@ namespace T = tile;
 // The copy in: each thread's 8 consecutive columns of its row.
 // CHECK: for rs in slots(0, 1) {
 // CHECK-NEXT: for cs in unroll(0, 1) {
-// CHECK-NEXT: for v in unroll(0, 8) {
+// CHECK-NEXT: for v in vectorized(0, 8) {
 // CHECK-NEXT: var i: i32 = rs * 4 + tid / 32
 // CHECK-NEXT: var j: i32 = (cs * 32 + tid % 32) * 8 + v
 // CHECK-NEXT: x[(rs + cs) * 8 + v] = select(

@@ -38,19 +38,26 @@ namespace T = tile;
   T::shared<T::bf16, 8, 16> s;
   T::fragment<float, 8, 16> f;
   T::local<float, 2> l;
-  // CHECK-NEXT: for (int32_t t = (int32_t)threadIdx.x; t < 128; t += 64) {
-  // CHECK-NEXT: int32_t i = t / 16;
-  // CHECK-NEXT: int32_t j = t % 16;
-  // CHECK-NEXT: s[i * 16 + j] = ((int64_t)(bx * 8 + i) < X_size0 && (int64_t)j < X_size1 ? X[(int64_t)(bx * 8 + i) * X_stride0 + (int64_t)j * X_stride1] : (tile_cuda::bf16)0.0f);
+  // The copy in: two elements a thread, loaded as one 4-byte access where they are
+  // contiguous, aligned and inside X, else one by one with bounds checks.
+  // CHECK-NEXT: for (int32_t t = (int32_t)threadIdx.x; t < 64; t += 64) {
+  // CHECK-NEXT: {
+  // CHECK-NEXT: const tile_cuda::bf16 *vec_base = &X[(int64_t)(bx * 8 + t / 8) * X_stride0 + (int64_t)(t % 8 * 2) * X_stride1];
+  // CHECK-NEXT: if (X_stride1 == 1 && ((int64_t)(bx * 8 + t / 8) < X_size0 && (int64_t)(t % 8 * 2) < X_size1) && ((int64_t)(bx * 8 + t / 8) < X_size0 && (int64_t)(t % 8 * 2 + 1) < X_size1) && reinterpret_cast<uintptr_t>(vec_base) % 4 == 0) {
+  // CHECK-NEXT: alignas(16) tile_cuda::bf16 vec_lanes[2];
+  // CHECK-NEXT: reinterpret_cast<tile_cuda::bytes<4> *>(vec_lanes)[0] = reinterpret_cast<const tile_cuda::bytes<4> *>(vec_base)[0];
+  // CHECK: s[i * 16 + j] = vec_lanes[v];
+  // CHECK: } else {
+  // CHECK: s[i * 16 + j] = ((int64_t)(bx * 8 + i) < X_size0 && (int64_t)j < X_size1 ? X[(int64_t)(bx * 8 + i) * X_stride0 + (int64_t)j * X_stride1] : (tile_cuda::bf16)0.0f);
   T::copy(X.at(bx * 8, 0), s);
   // A barrier, then each thread's two elements, in unrolled loops over its slots.
   // CHECK: __syncthreads();
   // CHECK-NEXT: #pragma unroll
   // CHECK-NEXT: for (int32_t rs = 0; rs < 1; ++rs) {
-  // CHECK: for (int32_t v = 0; v < 2; ++v) {
+  // CHECK: for (int32_t v_1 = 0; v_1 < 2; ++v_1) {
   // CHECK-NEXT: int32_t i_1 = rs * 8 + tid / 8;
-  // CHECK-NEXT: int32_t j_1 = (cs * 8 + tid % 8) * 2 + v;
-  // CHECK-NEXT: f[(rs + cs) * 2 + v] = tile_cuda::cvt<float>(s[i_1 * 16 + j_1]) * alpha;
+  // CHECK-NEXT: int32_t j_1 = (cs * 8 + tid % 8) * 2 + v_1;
+  // CHECK-NEXT: f[(rs + cs) * 2 + v_1] = tile_cuda::cvt<float>(s[i_1 * 16 + j_1]) * alpha;
   for (auto [i, j] : T::parallel(8, 16))
     f(i, j) = float(s(i, j)) * alpha;
   // CHECK: if (threadIdx.x == 0) {
@@ -60,9 +67,11 @@ namespace T = tile;
   // CHECK-NEXT: tile_cuda::assert_fail("scale_rows", "n is positive ({{.*}}codegen.cpp:[[@LINE+2]])");
   // CHECK-NEXT: return;
   T::device_assert(n > 0, "n is positive");
-  // Registers to global memory: no barrier.
+  // Registers to global memory: no barrier; a vector store where the lanes are inside Y.
   // CHECK-NOT: __syncthreads();
-  // CHECK: for (int32_t v_1 = 0; v_1 < 2; ++v_1) {
-  // CHECK: Y[(int64_t)(bx * 8 + i_2) * Y_stride0 + (int64_t)j_2 * Y_stride1] = tile_cuda::cvt<tile_cuda::bf16>(f[(rs_1 + cs_1) * 2 + v_1]);
+  // CHECK: vec_lanes_1[v_2] = tile_cuda::cvt<tile_cuda::bf16>(f[(rs_1 + cs_1) * 2 + v_2]);
+  // CHECK: reinterpret_cast<tile_cuda::bytes<4> *>(vec_base_1)[0] = reinterpret_cast<const tile_cuda::bytes<4> *>(vec_lanes_1)[0];
+  // CHECK: } else {
+  // CHECK: Y[(int64_t)(bx * 8 + i_2) * Y_stride0 + (int64_t)j_2 * Y_stride1] = tile_cuda::cvt<tile_cuda::bf16>(f[(rs_1 + cs_1) * 2 + v_2]);
   T::copy(f, Y.at(bx * 8, 0));
 }
