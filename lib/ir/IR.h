@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -441,6 +442,9 @@ struct Kernel {
   Var thread_index;
   /// Layouts of the fragments kept in registers (infer-layout; GPU targets).
   LayoutMap layouts;
+  /// Shared buffers whose rows are padded: elements from one row's start to the next's
+  /// (the others are dense; infer-layout pads tensor-core operands against bank conflicts).
+  std::map<const BufferNode *, std::int64_t> row_pitch;
 };
 
 } // namespace tile::ir

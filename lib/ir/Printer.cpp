@@ -291,6 +291,9 @@ public:
       if (layouts)
         if (auto it = layouts->find(n->buffer.get()); it != layouts->end())
           os << " in registers: " << to_string(it->second);
+      if (pitches)
+        if (auto it = pitches->find(n->buffer.get()); it != pitches->end())
+          os << " rows of " << it->second;
       break;
     }
     case StmtKind::Copy: {
@@ -409,6 +412,7 @@ public:
     os << " {\n";
     indent = 1;
     layouts = &k.layouts;
+    pitches = &k.row_pitch;
     stmt(k.body);
     indent = 0;
     os << "}\n";
@@ -416,6 +420,7 @@ public:
 
 private:
   const LayoutMap *layouts = nullptr;
+  const std::map<const BufferNode *, std::int64_t> *pitches = nullptr;
   std::map<const void *, std::string> names_;
   std::map<std::string, int> used_;
   std::string unique(const void *key, const std::string &base) {

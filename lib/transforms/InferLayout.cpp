@@ -481,6 +481,21 @@ private:
 Kernel infer_layout(const Kernel &kernel) {
   Kernel k = kernel;
   k.layouts = Inference(kernel).run();
+  // ldmatrix reads 16 bytes from each of 8 rows at once: rows an even number of 16-byte
+  // units apart share banks. One more unit per row spreads them over all banks.
+  for_each_node(k.body, nullptr, [&](const Stmt &s) {
+    auto g = s->as<GemmNode>();
+    if (!g)
+      return;
+    auto it = k.layouts.find(g->c.buffer.get());
+    if (it == k.layouts.end() || it->second.kind != FragmentLayout::MmaAccumulator)
+      return;
+    for (const Buffer *b : {&g->a.buffer, &g->b.buffer}) {
+      const std::int64_t row = (*b)->extent(1), units = row * bytes((*b)->dtype) / 16;
+      if (units % 2 == 0)
+        k.row_pitch[b->get()] = row + 16 / bytes((*b)->dtype);
+    }
+  });
   return k;
 }
 

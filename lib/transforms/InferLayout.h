@@ -19,6 +19,8 @@
 //   and the layouts these uses ask of it agree. A fragment read or written outside parallel
 //   loops, through other indices, by gemm or cumsum, or needing more than 64 registers per
 //   thread, stays in shared memory, and so do fragments whose uses would then disagree.
+//   The shared operands of tensor-core gemms get rows padded by 16 bytes where that spreads
+//   ldmatrix's rows over all banks (kernel.row_pitch).
 #pragma once
 
 #include <optional>

@@ -377,9 +377,21 @@ Expr CEmitter::offset(const Buffer &b, const std::vector<Expr> &idx) {
   for (int d = b->rank() - 1; d >= 0; --d) {
     Expr term = mul(idx[d], int_imm(stride, idx[d]->type));
     off = off ? add(term, off) : term;
-    stride *= b->extent(d);
+    stride *= d == b->rank() - 1 ? row_pitch(b) : b->extent(d);
   }
   return off ? off : int_imm(0);
+}
+
+std::int64_t CEmitter::row_pitch(const Buffer &b) const {
+  auto it = k_.row_pitch.find(b.get());
+  return it == k_.row_pitch.end() ? b->extent(b->rank() - 1) : it->second;
+}
+
+std::int64_t CEmitter::storage_elements(const Buffer &b) const {
+  std::int64_t n = row_pitch(b);
+  for (int d = 0; d + 1 < b->rank(); ++d)
+    n *= b->extent(d);
+  return n;
 }
 
 std::string CEmitter::element(const Buffer &b, const std::vector<Expr> &idx) {

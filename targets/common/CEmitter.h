@@ -77,6 +77,10 @@ protected:
   /// The offset of element `idx` of `b`: stride-based (int64) for tensors, row-major else.
   ir::Expr offset(const ir::Buffer &b, const std::vector<ir::Expr> &idx);
   std::string element(const ir::Buffer &b, const std::vector<ir::Expr> &idx);
+  /// Elements from one row of a tile buffer to the next (kernel.row_pitch, else dense).
+  std::int64_t row_pitch(const ir::Buffer &b) const;
+  /// Elements a tile buffer occupies, padding included.
+  std::int64_t storage_elements(const ir::Buffer &b) const;
   void stmt(const ir::Stmt &s);
 
   // What targets supply or may change.

@@ -112,7 +112,7 @@ private:
     }
     // Shared and fragment buffers: the next aligned place in dynamic shared memory.
     const std::int64_t offset = (shared_bytes_ + shared_alignment - 1) / shared_alignment * shared_alignment;
-    shared_bytes_ = offset + b->num_elements() * bytes(b->dtype);
+    shared_bytes_ = offset + storage_elements(b) * bytes(b->dtype);
     line(t + " *__restrict__ " + buffer(b) + " = reinterpret_cast<" + t + " *>(tile_smem + " + std::to_string(offset) +
          ");");
   }
@@ -343,8 +343,8 @@ private:
          ", " + std::to_string(l.warps_m) + ", " + std::to_string(l.warps_n) + ", " +
          (n->transpose_a ? "true" : "false") + ", " + (n->transpose_b ? "true" : "false") + ", " +
          (n->clear_accum ? "true" : "false") + ">(" + buffer(n->a.buffer) + ", " +
-         std::to_string(n->a.buffer->extent(1)) + ", " + buffer(n->b.buffer) + ", " +
-         std::to_string(n->b.buffer->extent(1)) + ", " + buffer(n->c.buffer) + ");");
+         std::to_string(row_pitch(n->a.buffer)) + ", " + buffer(n->b.buffer) + ", " +
+         std::to_string(row_pitch(n->b.buffer)) + ", " + buffer(n->c.buffer) + ");");
   }
 
   void emit_assert(const AssertNode *n) override {

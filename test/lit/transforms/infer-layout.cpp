@@ -99,3 +99,20 @@ namespace T = tile;
   T::copy(a, fa);
   T::gemm(fa, b, fma);
 }
+
+// The shared operands of a tensor-core gemm get padded rows where ldmatrix would otherwise
+// read 8 rows from the same banks (rows of 64 and 256 bytes), none where not (80 bytes).
+// CHECK-LABEL: kernel padding(
+// CHECK: shared a: bf16[64, 32] rows of 40
+// CHECK: shared b: bf16[32, 128] rows of 136
+// CHECK: shared c: bf16[32, 40]{{$}}
+[[tile::kernel]] void padding(T::tensor<float, 2> Y) {
+  auto [bx] = T::grid(1);
+  T::shared<T::bf16, 64, 32> a;
+  T::shared<T::bf16, 32, 128> b;
+  T::shared<T::bf16, 32, 40> c;
+  T::fragment<float, 64, 128> acc;
+  T::fragment<float, 64, 40> acc2;
+  T::gemm(a, b, acc);
+  T::gemm(a, c, acc2);
+}

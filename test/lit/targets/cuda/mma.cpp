@@ -17,7 +17,8 @@ namespace T = tile;
 
 // CHECK-LABEL: // mm
 // CHECK: float acc[128];
-// CHECK: tile_cuda::mma_gemm<128, 128, 32, 2, 2, false, false, false>(As, 32, Bs, 128, acc);
+// The operands' rows are padded (infer-layout): 40 and 136 elements apart.
+// CHECK: tile_cuda::mma_gemm<128, 128, 32, 2, 2, false, false, false>(As, 40, Bs, 136, acc);
 // The epilogue writes each thread's accumulators where the instruction put them.
 // CHECK: int32_t i_{{[0-9]+}} = tid / 32 % 2 * 64 + rs_{{[0-9]+}} * 16 + (tid % 32 / 4 + v_{{[0-9]+}} / 2 * 8);
 [[tile::kernel]] void mm(T::tensor<const T::bf16, 2> A, T::tensor<const T::bf16, 2> B, T::tensor<float, 2> C) {
