@@ -14,7 +14,8 @@ for program in bin/*; do
   # The runtime's unit tests register CPU images of their own on the current device.
   device=cuda
   [ "$name" = unit-tests ] && device=cpu
-  TILE_DEVICE=$device timeout 300 "$program" > "results/$name.out" 2> "results/$name.err"
+  TILE_DEVICE=$device TILE_TEST_IMAGE="$PWD/lib/libtile_runtime_test_image.so" \
+    timeout 300 "$program" > "results/$name.out" 2> "results/$name.err"
   echo $? > "results/$name.rc"
   printf '%-24s exit %s\n' "$name" "$(cat "results/$name.rc")"
 done

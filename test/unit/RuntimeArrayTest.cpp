@@ -1,8 +1,10 @@
 #include <cstdint>
 #include <gtest/gtest.h>
 #include <numeric>
+#include <string>
 #include <vector>
 
+#include "runtime/CudaBackend.h"
 #include "tile/tile.h"
 
 namespace {
@@ -67,7 +69,26 @@ TEST(RuntimeMemory, AllocatesAlignedAndUnique) {
     tile::rt::deallocate(cpu, p);
   tile::rt::deallocate(cpu, nullptr);
   EXPECT_THROW(tile::rt::allocate(cpu, SIZE_MAX - 8), tile::error);
-  EXPECT_THROW(tile::rt::allocate(tile::device{tile::backend::cuda, 0}, 8), tile::error);
+  // CUDA memory where there is a GPU, an error naming the reason where there is none.
+  std::string why;
+  if (tile::runtime::cuda_device_count(why) > 0) {
+    const tile::device gpu{tile::backend::cuda, 0};
+    const std::vector<int> host = {1, 2, 3, 4, 5};
+    void *p = tile::rt::allocate(gpu, host.size() * sizeof(int));
+    EXPECT_NE(p, nullptr);
+    tile::rt::copy_to_device(gpu, p, host.data(), host.size() * sizeof(int));
+    std::vector<int> back(host.size(), -1);
+    tile::rt::copy_to_host(gpu, back.data(), p, back.size() * sizeof(int));
+    EXPECT_EQ(back, host);
+    tile::rt::deallocate(gpu, p);
+  } else {
+    try {
+      tile::rt::allocate(tile::device{tile::backend::cuda, 0}, 8);
+      ADD_FAILURE() << "expected tile::error";
+    } catch (const tile::error &e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(RuntimeNoPlugin, ThrowsTileError) {

@@ -1,6 +1,7 @@
 // Launches through tile::rt::launch, as the plugin's stubs do, of the hand-written CPU image
 // built from RuntimeTestImage.cpp.
 #include <cstdint>
+#include <cstdlib>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <iterator>
@@ -11,6 +12,13 @@
 #include "tile/tile.h"
 
 namespace {
+
+/// The test image: TILE_TEST_IMAGE in the environment (where the tests were carried to
+/// another machine), else where the build put it.
+std::string test_image_path() {
+  const char *env = std::getenv("TILE_TEST_IMAGE");
+  return env && *env ? env : TILE_TEST_IMAGE;
+}
 
 const char *const manifest = "tile-image 1\n"
                              "target cpu\n"
@@ -28,8 +36,8 @@ const char *const add_one = "_Z7add_oneN4tile6tensorIfLi1EEE";
 /// plugin's images are).
 void register_test_image() {
   static const std::string bytes = [] {
-    std::ifstream in(TILE_TEST_IMAGE, std::ios::binary);
-    EXPECT_TRUE(in) << "cannot read " << TILE_TEST_IMAGE;
+    std::ifstream in(test_image_path(), std::ios::binary);
+    EXPECT_TRUE(in) << "cannot read " << test_image_path();
     return std::string(std::istreambuf_iterator<char>(in), {});
   }();
   static const int once = tile::rt::register_image(manifest, bytes.data(), bytes.size());
@@ -122,7 +130,7 @@ TEST_F(RuntimeLaunch, UnknownKernel) {
 TEST_F(RuntimeLaunch, LoadsAnImageOnceUnderConcurrentFirstLaunches) {
   // A second registration of the same bytes is a separate image, not loaded yet.
   static const std::string bytes = [] {
-    std::ifstream in(TILE_TEST_IMAGE, std::ios::binary);
+    std::ifstream in(test_image_path(), std::ios::binary);
     return std::string(std::istreambuf_iterator<char>(in), {});
   }();
   tile::rt::register_image("tile-image 1\ntarget cpu\nkernel _Z9add_againv tile_test_add_one 64 "
