@@ -12,6 +12,7 @@
 #include "targets/cuda/CudaCompiler.h"
 #include "transforms/BindThreads.h"
 #include "transforms/InferLayout.h"
+#include "transforms/InjectPipeline.h"
 #include "transforms/InsertSync.h"
 #include "transforms/LowerFragments.h"
 #include "transforms/LowerGemm.h"
@@ -22,7 +23,8 @@ namespace tile::pipeline {
 const std::vector<std::string> &pass_names(const std::string &target) {
   static const std::vector<std::string> cpu = {"frontend", "lower-tile-ops", "codegen"};
   static const std::vector<std::string> cuda = {"frontend",        "infer-layout", "lower-tile-ops", "lower-gemm",
-                                                "lower-fragments", "bind-threads", "insert-sync",    "codegen"};
+                                                "lower-fragments", "bind-threads", "inject-pipeline", "insert-sync",
+                                                "codegen"};
   return target == "cuda" ? cuda : cpu;
 }
 
@@ -165,6 +167,7 @@ void run_cuda(std::vector<ir::Kernel> kernels, const std::string &unit, const Op
       !passes.run("lower-gemm", kernels, transforms::lower_gemm) ||
       !passes.run("lower-fragments", kernels, transforms::lower_fragments) ||
       !passes.run("bind-threads", kernels, transforms::bind_threads) ||
+      !passes.run("inject-pipeline", kernels, transforms::inject_pipeline) ||
       !passes.run("insert-sync", kernels, transforms::insert_sync))
     return;
 

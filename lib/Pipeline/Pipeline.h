@@ -2,7 +2,7 @@
 //
 //   cpu:  lower-tile-ops -> codegen (C++) -> clang++ -> shared object
 //   cuda: infer-layout -> lower-tile-ops -> lower-gemm -> lower-fragments -> bind-threads
-//         -> insert-sync -> codegen (CUDA C++) -> nvcc -> fatbin
+//         -> inject-pipeline -> insert-sync -> codegen (CUDA C++) -> nvcc -> fatbin
 //
 // The frontend's IR is verified and printed once; each target's passes then run on their
 // own copy. Each pass can be printed before / after (`print-before=`, `print-after=`, or

@@ -49,7 +49,10 @@ namespace tile::ir {
   X(Print)                                                                                         \
   X(Assert)                                                                                        \
   X(AnnotateLayout)                                                                                \
-  X(Barrier)
+  X(Barrier)                                                                                       \
+  X(Async)                                                                                         \
+  X(AsyncCommit)                                                                                   \
+  X(AsyncWait)
 
 enum class ExprKind {
 #define X(N) N,
@@ -405,6 +408,26 @@ struct AnnotateLayoutNode : StmtNode {
 struct BarrierNode : StmtNode {
   static constexpr StmtKind static_kind = StmtKind::Barrier;
   BarrierNode() : StmtNode(static_kind) {}
+};
+
+/// The stores to shared memory in `body` may complete asynchronously (GPU targets: cp.async):
+/// they belong to the group that the next AsyncCommit closes, and are complete in the
+/// issuing thread once an AsyncWait lets that group finish (made by inject-pipeline).
+struct AsyncNode : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::Async;
+  Stmt body;
+  explicit AsyncNode(Stmt b) : StmtNode(static_kind), body(std::move(b)) {}
+};
+/// Closes the group of asynchronous stores issued since the last one.
+struct AsyncCommitNode : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::AsyncCommit;
+  AsyncCommitNode() : StmtNode(static_kind) {}
+};
+/// Waits until at most `pending` of this thread's groups are unfinished.
+struct AsyncWaitNode : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::AsyncWait;
+  int pending;
+  explicit AsyncWaitNode(int p) : StmtNode(static_kind), pending(p) {}
 };
 
 Stmt seq(std::vector<Stmt> stmts); // flattens nested Seqs; one statement stays itself

@@ -382,6 +382,16 @@ public:
     case StmtKind::Barrier:
       os << "barrier()";
       break;
+    case StmtKind::Async:
+      os << "async";
+      block(s->as<AsyncNode>()->body);
+      break;
+    case StmtKind::AsyncCommit:
+      os << "async_commit()";
+      break;
+    case StmtKind::AsyncWait:
+      os << "async_wait(" << s->as<AsyncWaitNode>()->pending << ")";
+      break;
     }
     os << "\n";
   }

@@ -111,6 +111,9 @@ void IRVisitor::visit_Print(const PrintNode *n) {
 void IRVisitor::visit_Assert(const AssertNode *n) { visit(n->cond); }
 void IRVisitor::visit_AnnotateLayout(const AnnotateLayoutNode *) {}
 void IRVisitor::visit_Barrier(const BarrierNode *) {}
+void IRVisitor::visit_Async(const AsyncNode *n) { visit(n->body); }
+void IRVisitor::visit_AsyncCommit(const AsyncCommitNode *) {}
+void IRVisitor::visit_AsyncWait(const AsyncWaitNode *) {}
 
 // ---------------------------------------------------------------------------------------
 // IRMutator
@@ -270,6 +273,12 @@ Stmt IRMutator::mutate_Assert(const Stmt &self, const AssertNode *n) {
 }
 Stmt IRMutator::mutate_AnnotateLayout(const Stmt &self, const AnnotateLayoutNode *) { return self; }
 Stmt IRMutator::mutate_Barrier(const Stmt &self, const BarrierNode *) { return self; }
+Stmt IRMutator::mutate_Async(const Stmt &self, const AsyncNode *n) {
+  Stmt b = mutate(n->body);
+  return b == n->body ? self : std::make_shared<AsyncNode>(b);
+}
+Stmt IRMutator::mutate_AsyncCommit(const Stmt &self, const AsyncCommitNode *) { return self; }
+Stmt IRMutator::mutate_AsyncWait(const Stmt &self, const AsyncWaitNode *) { return self; }
 
 // ---------------------------------------------------------------------------------------
 

@@ -11,6 +11,10 @@ namespace {
 
 /// A statement no barrier goes into: one before it if it conflicts with what is pending.
 Stmt sync_leaf(const Stmt &s, SharedAccess &pending) {
+  if (s->as<BarrierNode>()) { // one placed by an earlier pass
+    pending = SharedAccess();
+    return s;
+  }
   SharedAccess acc = analysis::shared_access(s);
   if (acc.empty())
     return s;

@@ -448,6 +448,11 @@ void CEmitter::stmt(const Stmt &s) {
     return emit_assert(s->as<AssertNode>());
   case StmtKind::Barrier:
     return emit_barrier();
+  case StmtKind::Async:
+    return emit_async(s->as<AsyncNode>());
+  case StmtKind::AsyncCommit:
+  case StmtKind::AsyncWait:
+    return emit_async_sync(s.get());
   case StmtKind::AnnotateLayout:
     return; // consumed by layout inference where a target has one
   case StmtKind::Copy:

@@ -95,6 +95,10 @@ protected:
   virtual void emit_atomic(const ir::AtomicNode *n);
   virtual void emit_assert(const ir::AssertNode *n) = 0;
   virtual void emit_barrier() = 0;
+  /// Asynchronous copies (inject-pipeline): by default the body runs synchronously and the
+  /// commits and waits are nothing.
+  virtual void emit_async(const ir::AsyncNode *n) { stmt(n->body); }
+  virtual void emit_async_sync(const ir::StmtNode *) {}
   /// printf's format and arguments that start every print line (the block's indices).
   virtual std::pair<std::string, std::string> print_prefix() = 0;
   virtual void emit_print(const ir::PrintNode *n);

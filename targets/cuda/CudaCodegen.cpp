@@ -65,6 +65,7 @@ private:
   std::int64_t shared_bytes_ = 0;
   int threads_depth_ = 0; // > 0 inside a Threads or Slots loop (per-thread work)
   std::vector<Buffer> made_; // buffers the codegen made for itself
+  int async_depth_ = 0;      // > 0 inside an Async statement: copies into shared memory may use cp.async
 
   void params() {
     for (size_t i = 0; i < k_.params.size(); ++i) {
@@ -285,35 +286,76 @@ private:
         line("reinterpret_cast<" + chunk_type + " *>(" + to + ")[" + std::to_string(c) + "] = reinterpret_cast<const " +
              chunk_type + " *>(" + from + ")[" + std::to_string(c) + "];");
     };
+    // The lanes, as the scalar loop would run them, with the global element replaced.
+    auto emit_lanes = [&] {
+      class Replace : public IRMutator {
+      public:
+        const LoadNode *target;
+        Expr with;
+        Expr mutate_Load(const Expr &self, const LoadNode *l) override {
+          return l == target ? with : IRMutator::mutate_Load(self, l);
+        }
+      };
+      Stmt lane_body;
+      if (is_load) {
+        Replace r;
+        r.target = global_load;
+        r.with = load(lane_buffer, {n->var});
+        Expr value = st->value;
+        if (auto s = value->as<SelectNode>())
+          value = s->t;
+        lane_body = store(st->buffer, st->indices, r.mutate(value));
+      } else {
+        lane_body = store(lane_buffer, {n->var}, st->value);
+      }
+      std::vector<Stmt> body;
+      for (auto *d : decls)
+        body.push_back(declare(d->var, d->init));
+      body.push_back(lane_body);
+      CEmitter::emit_for(std::make_shared<ForNode>(n->var, n->begin, n->extent, n->step, ForKind::Unrolled, 0, seq(body))
+                             .get());
+    };
+    // Inside an Async statement a copy into shared memory whose lanes are consecutive there
+    // too is one cp.async per chunk, zero bytes read past nothing (the fast path is in bounds).
+    if (is_load && async_depth_ > 0 && st->buffer->scope == Scope::Shared && chunk >= 4) {
+      bool contiguous = true;
+      const Buffer &sb = st->buffer;
+      for (int d = 0; d + 1 < sb->rank(); ++d)
+        contiguous &= equal(first.mutate(st->indices[d]), second.mutate(st->indices[d]));
+      if (contiguous && !equal(first.mutate(st->indices.back()), second.mutate(st->indices.back()))) {
+        std::vector<Expr> dst_first;
+        for (auto &i : st->indices)
+          dst_first.push_back(first.mutate(i));
+        // The fast path was opened with the global side's checks; the shared side's alignment
+        // holds when its row pitch and the vector are multiples of the chunk (checked here).
+        const std::string dst = "&" + element(sb, dst_first);
+        line("if (reinterpret_cast<uintptr_t>(" + dst + ") % " + std::to_string(chunk) + " == 0) {");
+        ++indent_;
+        for (std::int64_t c = 0; c < total / chunk; ++c)
+          line("tile_cuda::cp_async<" + std::to_string(chunk) + ">(reinterpret_cast<char *>(" + dst + ") + " +
+               std::to_string(c * chunk) + ", reinterpret_cast<const char *>(" + base + ") + " + std::to_string(c * chunk) +
+               ");");
+        --indent_;
+        line("} else {");
+        ++indent_;
+        copy_chunks(lanes, base);
+        emit_lanes();
+        --indent_;
+        line("}");
+        --indent_;
+        line("} else {");
+        ++indent_;
+        CEmitter::emit_for(n);
+        --indent_;
+        line("}");
+        --indent_;
+        line("}");
+        return true;
+      }
+    }
     if (is_load)
       copy_chunks(lanes, base);
-    // The lanes, as the scalar loop would run them, with the global element replaced.
-    class Replace : public IRMutator {
-    public:
-      const LoadNode *target;
-      Expr with;
-      Expr mutate_Load(const Expr &self, const LoadNode *l) override {
-        return l == target ? with : IRMutator::mutate_Load(self, l);
-      }
-    };
-    Stmt lane_body;
-    if (is_load) {
-      Replace r;
-      r.target = global_load;
-      r.with = load(lane_buffer, {n->var});
-      Expr value = st->value;
-      if (auto s = value->as<SelectNode>())
-        value = s->t;
-      lane_body = store(st->buffer, st->indices, r.mutate(value));
-    } else {
-      lane_body = store(lane_buffer, {n->var}, st->value);
-    }
-    std::vector<Stmt> body;
-    for (auto *d : decls)
-      body.push_back(declare(d->var, d->init));
-    body.push_back(lane_body);
-    CEmitter::emit_for(std::make_shared<ForNode>(n->var, n->begin, n->extent, n->step, ForKind::Unrolled, 0, seq(body))
-                           .get());
+    emit_lanes();
     if (!is_load)
       copy_chunks(base, lanes);
     --indent_;
@@ -338,13 +380,18 @@ private:
     if (it == k_.layouts.end() || it->second.kind != FragmentLayout::MmaAccumulator)
       return unlowered("a gemm without a tensor-core accumulator");
     const FragmentLayout &l = it->second;
-    const std::int64_t K = n->transpose_a ? n->a.buffer->extent(0) : n->a.buffer->extent(1);
+    // The operands: whole rank-2 buffers, or a stage of a multi-buffered one.
+    auto operand = [&](const Region &r) {
+      Expr off = offset(r.buffer, r.begin);
+      return is_const_int(off, 0) ? buffer(r.buffer) : "&" + buffer(r.buffer) + "[" + expr(off) + "]";
+    };
+    const Region &a = n->a, &b = n->b;
+    const std::int64_t K = n->transpose_a ? a.extent[a.tile_dims[0]] : a.extent[a.tile_dims[1]];
     line("tile_cuda::mma_gemm<" + std::to_string(l.rows) + ", " + std::to_string(l.cols) + ", " + std::to_string(K) +
          ", " + std::to_string(l.warps_m) + ", " + std::to_string(l.warps_n) + ", " +
          (n->transpose_a ? "true" : "false") + ", " + (n->transpose_b ? "true" : "false") + ", " +
-         (n->clear_accum ? "true" : "false") + ">(" + buffer(n->a.buffer) + ", " +
-         std::to_string(row_pitch(n->a.buffer)) + ", " + buffer(n->b.buffer) + ", " +
-         std::to_string(row_pitch(n->b.buffer)) + ", " + buffer(n->c.buffer) + ");");
+         (n->clear_accum ? "true" : "false") + ">(" + operand(a) + ", " + std::to_string(row_pitch(a.buffer)) + ", " +
+         operand(b) + ", " + std::to_string(row_pitch(b.buffer)) + ", " + buffer(n->c.buffer) + ");");
   }
 
   void emit_assert(const AssertNode *n) override {
@@ -357,6 +404,18 @@ private:
   }
 
   void emit_barrier() override { line("__syncthreads();"); }
+
+  void emit_async(const AsyncNode *n) override {
+    ++async_depth_;
+    stmt(n->body);
+    --async_depth_;
+  }
+  void emit_async_sync(const StmtNode *s) override {
+    if (s->kind == StmtKind::AsyncCommit)
+      line("tile_cuda::cp_async_commit();");
+    else if (auto w = s->as<AsyncWaitNode>())
+      line("tile_cuda::cp_async_wait<" + std::to_string(w->pending) + ">();");
+  }
 
   std::pair<std::string, std::string> print_prefix() override {
     return {"[block %lld,%lld,%lld]",

@@ -430,6 +430,25 @@ __device__ __forceinline__ void mma_gemm(const T *a, int lda, const T *b, int ld
 }
 
 // ---------------------------------------------------------------------------------------
+// Asynchronous copies into shared memory (sm_80 and later): cp.async of 4, 8 or 16 bytes,
+// grouped by commits; a wait lets a thread see its own groups' bytes (a barrier then lets
+// every thread see them).
+// ---------------------------------------------------------------------------------------
+
+template <int N> __device__ __forceinline__ void cp_async(void *shared_dst, const void *global_src) {
+  static_assert(N == 4 || N == 8 || N == 16, "cp.async moves 4, 8 or 16 bytes");
+  const unsigned dst = detail::smem_address(shared_dst);
+  if constexpr (N == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(global_src) : "memory");
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(dst), "l"(global_src), "n"(N) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int Pending> __device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending) : "memory");
+}
+
+// ---------------------------------------------------------------------------------------
 // Debugging
 // ---------------------------------------------------------------------------------------
 

@@ -1,0 +1,276 @@
+#include "transforms/InjectPipeline.h"
+
+#include <map>
+#include <set>
+
+#include "ir/Visitor.h"
+
+namespace tile::transforms {
+
+using namespace ir;
+
+namespace {
+
+/// The shared buffer a producer fills, or null when `s` is not a producer: a Threads loop
+/// whose stores all go to one shared buffer and whose loads all read global memory.
+const BufferNode *produced_buffer(const Stmt &s) {
+  auto f = s->as<ForNode>();
+  if (!f || f->for_kind != ForKind::Threads)
+    return nullptr;
+  const BufferNode *target = nullptr;
+  bool ok = true;
+  for_each_node(
+      f->body,
+      [&](const Expr &e) {
+        if (auto l = e->as<LoadNode>(); l && l->buffer->scope != Scope::Global)
+          ok = false;
+      },
+      [&](const Stmt &x) {
+        if (auto st = x->as<StoreNode>()) {
+          if (st->buffer->scope != Scope::Shared || (target && target != st->buffer.get()))
+            ok = false;
+          target = st->buffer.get();
+        } else if (x->as<AtomicNode>() || x->as<PrintNode>() || x->as<AssertNode>() || x->as<AsyncNode>()) {
+          ok = false;
+        }
+      });
+  return ok ? target : nullptr;
+}
+
+/// Replaces variables by expressions and a buffer's accesses by a stage of its copies.
+class Rewrite : public IRMutator {
+public:
+  std::map<const VarNode *, Expr> vars;
+  std::map<const BufferNode *, Buffer> staged; // B -> B[stages, ...]
+  Expr stage;
+
+  Expr mutate_Var(const Expr &self, const VarNode *n) override {
+    auto it = vars.find(n);
+    return it == vars.end() ? self : it->second;
+  }
+  Expr mutate_Load(const Expr &self, const LoadNode *n) override {
+    auto it = staged.find(n->buffer.get());
+    if (it == staged.end())
+      return IRMutator::mutate_Load(self, n);
+    std::vector<Expr> idx = {stage};
+    for (auto &i : n->indices)
+      idx.push_back(mutate(i));
+    return load(it->second, idx);
+  }
+  Stmt mutate_Store(const Stmt &self, const StoreNode *n) override {
+    auto it = staged.find(n->buffer.get());
+    if (it == staged.end())
+      return IRMutator::mutate_Store(self, n);
+    std::vector<Expr> idx = {stage};
+    for (auto &i : n->indices)
+      idx.push_back(mutate(i));
+    return store(it->second, idx, mutate(n->value));
+  }
+  Region mutate_region(const Region &r) {
+    auto it = staged.find(r.buffer.get());
+    if (it == staged.end())
+      return mutate(r);
+    Region out;
+    out.buffer = it->second;
+    out.begin = {stage};
+    out.extent = {1};
+    for (auto &b : r.begin)
+      out.begin.push_back(mutate(b));
+    for (auto e : r.extent)
+      out.extent.push_back(e);
+    for (int d : r.tile_dims)
+      out.tile_dims.push_back(d + 1);
+    return out;
+  }
+  Stmt mutate_Gemm(const Stmt &, const GemmNode *n) override {
+    return std::make_shared<GemmNode>(mutate_region(n->a), mutate_region(n->b), mutate_region(n->c), n->transpose_a,
+                                      n->transpose_b, n->clear_accum, n->policy);
+  }
+  Stmt mutate_Copy(const Stmt &, const CopyNode *n) override {
+    return std::make_shared<CopyNode>(mutate_region(n->src), mutate_region(n->dst));
+  }
+};
+
+/// Whether `s` mentions buffer `b` anywhere (accesses, regions, declaration).
+bool mentions(const Stmt &s, const BufferNode *b) {
+  bool found = false;
+  class Finder : public IRVisitor {
+  public:
+    const BufferNode *b;
+    bool &found;
+    Finder(const BufferNode *x, bool &f) : b(x), found(f) {}
+    void visit_Load(const LoadNode *n) override {
+      found |= n->buffer.get() == b;
+      IRVisitor::visit_Load(n);
+    }
+    void visit_Store(const StoreNode *n) override {
+      found |= n->buffer.get() == b;
+      IRVisitor::visit_Store(n);
+    }
+    void visit(const Stmt &s) override {
+      if (auto g = s->as<GemmNode>())
+        found |= g->a.buffer.get() == b || g->b.buffer.get() == b || g->c.buffer.get() == b;
+      else if (auto c = s->as<CopyNode>())
+        found |= c->src.buffer.get() == b || c->dst.buffer.get() == b;
+      IRVisitor::visit(s);
+    }
+  } finder(b, found);
+  finder.visit(s);
+  return found;
+}
+
+class Injector : public IRMutator {
+public:
+  explicit Injector(Kernel &k) : k_(k) {}
+  std::map<const BufferNode *, Buffer> staged_all; // for the declarations
+
+private:
+  Kernel &k_;
+
+  Stmt mutate_For(const Stmt &self, const ForNode *n) override {
+    if (n->for_kind != ForKind::Pipelined || n->stages < 2)
+      return IRMutator::mutate_For(self, n);
+    const int S = n->stages;
+    auto q = n->body->as<SeqNode>();
+    if (!q)
+      return IRMutator::mutate_For(self, n);
+    std::vector<Stmt> producers, consumers;
+    std::set<const BufferNode *> filled;
+    for (auto &s : q->stmts) {
+      const BufferNode *b = consumers.empty() ? produced_buffer(s) : nullptr;
+      if (b && !filled.count(b)) {
+        producers.push_back(s);
+        filled.insert(b);
+      } else {
+        consumers.push_back(s);
+      }
+    }
+    if (producers.empty())
+      return IRMutator::mutate_For(self, n);
+    // The buffers must be written only by their producers and used only in this loop.
+    for (auto *b : filled) {
+      for (auto &c : consumers) {
+        bool writes = false;
+        for_each_node(c, nullptr, [&](const Stmt &x) {
+          if (auto st = x->as<StoreNode>(); st && st->buffer.get() == b)
+            writes = true;
+        });
+        if (writes)
+          return IRMutator::mutate_For(self, n);
+      }
+      if (uses_outside_.count(b))
+        return IRMutator::mutate_For(self, n);
+    }
+    Rewrite base;
+    for (auto *b : filled) {
+      std::vector<std::int64_t> shape = {S};
+      for (int d = 0; d < b->rank(); ++d)
+        shape.push_back(b->extent(d));
+      Buffer staged = make_buffer(b->name, Scope::Shared, b->dtype, shape);
+      if (auto it = k_.row_pitch.find(b); it != k_.row_pitch.end())
+        k_.row_pitch[staged.get()] = it->second;
+      base.staged[b] = staged;
+      staged_all[b] = staged;
+    }
+    const Expr extent = n->extent, begin = n->begin, step = n->step;
+    auto iteration = [&](const Expr &i) { return add(begin, mul(i, step)); };
+    auto produce = [&](const Expr &i) {
+      Rewrite r = base;
+      r.vars[n->var.get()] = cast(n->var->type, iteration(i));
+      r.stage = binary(BinaryOp::Mod, i, int_imm(S, i->type));
+      std::vector<Stmt> out;
+      for (auto &p : producers)
+        out.push_back(r.mutate(p));
+      return std::make_shared<AsyncNode>(seq(out));
+    };
+    // Prologue: the first stages - 1 iterations' copies.
+    Var s = make_var("stage", extent->type);
+    Stmt prologue = for_loop(s, int_imm(0, extent->type), int_imm(S - 1, extent->type), ForKind::Serial,
+                             seq({if_then_else(lt(s, extent), produce(s)), std::make_shared<AsyncCommitNode>()}));
+    // The loop: copies for iteration it + S - 1, then the work of iteration it.
+    Var it = make_var("it", extent->type);
+    Rewrite work = base;
+    work.stage = binary(BinaryOp::Mod, Expr(it), int_imm(S, extent->type));
+    std::vector<Stmt> body = {declare(n->var, cast(n->var->type, iteration(it)))};
+    Expr ahead = add(it, int_imm(S - 1, extent->type));
+    body.push_back(if_then_else(lt(ahead, extent), produce(ahead)));
+    body.push_back(std::make_shared<AsyncCommitNode>());
+    body.push_back(std::make_shared<AsyncWaitNode>(S - 1));
+    body.push_back(barrier());
+    for (auto &c : consumers)
+      body.push_back(work.mutate(mutate(c)));
+    Stmt loop = for_loop(it, int_imm(0, extent->type), extent, ForKind::Serial, seq(body));
+    return seq({prologue, loop, std::make_shared<AsyncWaitNode>(0)});
+  }
+
+public:
+  /// Buffers used outside the pipelined loops that would fill them (found first).
+  std::set<const BufferNode *> uses_outside_;
+};
+
+/// Shared buffers mentioned outside pipelined loops (they cannot be multi-buffered).
+void find_outside_uses(const Stmt &s, std::set<const BufferNode *> &out, bool inside) {
+  if (!s)
+    return;
+  if (auto f = s->as<ForNode>(); f && f->for_kind == ForKind::Pipelined && f->stages >= 2) {
+    (void)inside;
+    return;
+  }
+  if (auto q = s->as<SeqNode>()) {
+    for (auto &c : q->stmts)
+      find_outside_uses(c, out, inside);
+    return;
+  }
+  if (auto f = s->as<ForNode>())
+    return find_outside_uses(f->body, out, inside);
+  if (auto i = s->as<IfNode>()) {
+    find_outside_uses(i->then_case, out, inside);
+    find_outside_uses(i->else_case, out, inside);
+    return;
+  }
+  if (s->as<DeclBufferNode>())
+    return;
+  for_each_node(
+      s,
+      [&](const Expr &e) {
+        if (auto l = e->as<LoadNode>())
+          out.insert(l->buffer.get());
+      },
+      [&](const Stmt &x) {
+        if (auto st = x->as<StoreNode>())
+          out.insert(st->buffer.get());
+        else if (auto g = x->as<GemmNode>()) {
+          out.insert(g->a.buffer.get());
+          out.insert(g->b.buffer.get());
+        } else if (auto c = x->as<CopyNode>()) {
+          out.insert(c->src.buffer.get());
+          out.insert(c->dst.buffer.get());
+        }
+      });
+}
+
+/// Declarations of the multi-buffered buffers.
+class Redeclare : public IRMutator {
+public:
+  const std::map<const BufferNode *, Buffer> &staged;
+  explicit Redeclare(const std::map<const BufferNode *, Buffer> &s) : staged(s) {}
+  Stmt mutate_DeclBuffer(const Stmt &self, const DeclBufferNode *n) override {
+    auto it = staged.find(n->buffer.get());
+    return it == staged.end() ? self : decl_buffer(it->second);
+  }
+};
+
+} // namespace
+
+Kernel inject_pipeline(const Kernel &kernel) {
+  Kernel k = kernel;
+  Injector injector(k);
+  find_outside_uses(kernel.body, injector.uses_outside_, false);
+  Stmt body = injector.mutate(kernel.body);
+  if (injector.staged_all.empty())
+    return kernel;
+  k.body = Redeclare(injector.staged_all).mutate(body);
+  return k;
+}
+
+} // namespace tile::transforms

@@ -1,0 +1,33 @@
+// inject-pipeline: software pipelining of `pipelined` loops (GPU targets): the copies that
+// fill shared buffers from global memory run `stages - 1` iterations ahead of the work
+// that reads them, as asynchronous copies into that many more copies of the buffers.
+//
+// Requires: bind-threads (copies are Threads loops); runs before insert-sync.
+// Establishes: a Pipelined loop whose body starts with producers (Threads loops that store
+//   only into one shared buffer each, declared outside the loop and written nowhere else,
+//   from global memory and scalars) followed by consumers becomes
+//
+//     for s in serial(0, stages - 1) { if (s < n) async { producers(iteration s) } async_commit() }
+//     for it in serial(0, n) {
+//       var k = begin + it * step
+//       if (it + stages - 1 < n) async { producers(iteration it + stages - 1) }
+//       async_commit()
+//       async_wait(stages - 1)     // this thread's copies of iteration `it` are done
+//       barrier()                  // and everyone's
+//       consumers
+//     }
+//     async_wait(0)
+//
+//   with each such buffer B[R, C] replaced by B[stages, R, C], iteration i using B[i % stages]
+//   (row padding kept). insert-sync then adds the barrier that keeps the producers of one
+//   iteration from overwriting what the consumers of the one before still read. Loops
+//   that do not have that shape stay serial loops, as do all loops with fewer than 2 stages.
+#pragma once
+
+#include "ir/IR.h"
+
+namespace tile::transforms {
+
+ir::Kernel inject_pipeline(const ir::Kernel &kernel);
+
+} // namespace tile::transforms

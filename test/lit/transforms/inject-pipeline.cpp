@@ -1,0 +1,67 @@
+// inject-pipeline: a pipelined loop whose copies fill shared buffers from global memory runs
+// them stages - 1 iterations ahead, asynchronously, into that many copies of the buffers.
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-print-after=insert-sync \
+// RUN:   -fplugin-arg-tile-stop-after=insert-sync %s 2>&1 | FileCheck %s
+
+#include <tile/tile.h>
+namespace T = tile;
+
+// CHECK-LABEL: kernel mm(
+// The buffers get a leading stage dimension (their padded rows kept).
+// CHECK: shared As: bf16[3, 64, 32] rows of 40
+// CHECK: shared Bs: bf16[3, 32, 64] rows of 72
+// Prologue: the first two iterations' copies, one commit each.
+// CHECK: for stage in serial(0, 2) {
+// CHECK-NEXT: if (stage < (K + 32 - 1) / 32) {
+// CHECK: async {
+// CHECK: As[stage % 3, {{i.[0-9]+}}, {{j.[0-9]+}}] = select(
+// CHECK: Bs[stage % 3, {{i.[0-9]+}}, {{j.[0-9]+}}] = select(
+// CHECK: async_commit()
+// The loop: the copies of iteration it + 2 (after a barrier: the stage they overwrite was
+// read by the iteration before), a commit, a wait for iteration it's, a barrier, the work.
+// CHECK: for it in serial(0, (K + 32 - 1) / 32) {
+// CHECK-NEXT: var k: i32 = it
+// CHECK-NEXT: if (it + 2 < (K + 32 - 1) / 32) {
+// CHECK-NEXT: barrier()
+// CHECK-NEXT: async {
+// CHECK: As[(it + 2) % 3, {{i.[0-9]+}}, {{j.[0-9]+}}] = select(
+// CHECK: async_commit()
+// CHECK-NEXT: async_wait(2)
+// CHECK-NEXT: barrier()
+// CHECK-NEXT: gemm(As[it % 3, 0 +: 64, 0 +: 32], Bs[it % 3, 0 +: 32, 0 +: 64], acc)
+// CHECK: async_wait(0)
+[[tile::kernel]] void mm(T::tensor<const T::bf16, 2> A, T::tensor<const T::bf16, 2> B, T::tensor<float, 2> C) {
+  const int K = A.size(1);
+  auto [bx, by] = T::grid(T::ceildiv(C.size(1), 64), T::ceildiv(C.size(0), 64));
+  T::shared<T::bf16, 64, 32> As;
+  T::shared<T::bf16, 32, 64> Bs;
+  T::fragment<float, 64, 64> acc;
+  T::clear(acc);
+  for (int k : T::pipelined(T::ceildiv(K, 32), T::stages(3))) {
+    T::copy(A.at(by * 64, k * 32), As);
+    T::copy(B.at(k * 32, bx * 64), Bs);
+    T::gemm(As, Bs, acc);
+  }
+  T::copy(acc, C.at(by * 64, bx * 64));
+}
+
+// A loop with one stage, or whose shared buffer is also written by its other statements,
+// stays a serial loop.
+// CHECK-LABEL: kernel unpipelined(
+// CHECK-NOT: async
+// CHECK: for k in pipelined(0, 4, stages=1) {
+// CHECK: for k_1 in pipelined(0, 4, stages=2) {
+// CHECK-NOT: async
+[[tile::kernel]] void unpipelined(T::tensor<const float, 2> X, T::tensor<float, 2> Y) {
+  auto [bx] = T::grid(1);
+  T::shared<float, 8, 32> s;
+  for (int k : T::pipelined(4, T::stages(1))) {
+    T::copy(X.at(k * 8, 0), s);
+    T::copy(s, Y.at(k * 8, 0));
+  }
+  for (int k : T::pipelined(4, T::stages(2))) {
+    T::copy(X.at(k * 8, 0), s);
+    T::fill(s, 1.0f);
+    T::copy(s, Y.at(k * 8, 0));
+  }
+}
