@@ -139,7 +139,7 @@ public:
           shared_.insert(b);
       }
     });
-    collect(k_.body, false);
+    collect(k_.body);
     // Rank-1 fragments take the layout their uses ask for, or their own.
     for (const BufferNode *b : fragments_) {
       if (shared_.count(b))
@@ -230,7 +230,7 @@ private:
   }
 
   /// Walks uniform code (outside parallel nests).
-  void collect(const Stmt &s, bool) {
+  void collect(const Stmt &s) {
     if (!s)
       return;
     if (auto nest = parallel_nest(s)) {
@@ -240,21 +240,21 @@ private:
     switch (s->kind) {
     case StmtKind::Seq:
       for (auto &c : s->as<SeqNode>()->stmts)
-        collect(c, false);
+        collect(c);
       return;
     case StmtKind::For: {
       auto f = s->as<ForNode>();
       accessed_outside(f->begin);
       accessed_outside(f->extent);
       accessed_outside(f->step);
-      collect(f->body, false);
+      collect(f->body);
       return;
     }
     case StmtKind::If: {
       auto i = s->as<IfNode>();
       accessed_outside(i->cond);
-      collect(i->then_case, false);
-      collect(i->else_case, false);
+      collect(i->then_case);
+      collect(i->else_case);
       return;
     }
     case StmtKind::Copy: {

@@ -209,23 +209,21 @@ public:
 };
 
 /// Shared buffers mentioned outside pipelined loops (they cannot be multi-buffered).
-void find_outside_uses(const Stmt &s, std::set<const BufferNode *> &out, bool inside) {
+void find_outside_uses(const Stmt &s, std::set<const BufferNode *> &out) {
   if (!s)
     return;
-  if (auto f = s->as<ForNode>(); f && f->for_kind == ForKind::Pipelined && f->stages >= 2) {
-    (void)inside;
+  if (auto f = s->as<ForNode>(); f && f->for_kind == ForKind::Pipelined && f->stages >= 2)
     return;
-  }
   if (auto q = s->as<SeqNode>()) {
     for (auto &c : q->stmts)
-      find_outside_uses(c, out, inside);
+      find_outside_uses(c, out);
     return;
   }
   if (auto f = s->as<ForNode>())
-    return find_outside_uses(f->body, out, inside);
+    return find_outside_uses(f->body, out);
   if (auto i = s->as<IfNode>()) {
-    find_outside_uses(i->then_case, out, inside);
-    find_outside_uses(i->else_case, out, inside);
+    find_outside_uses(i->then_case, out);
+    find_outside_uses(i->else_case, out);
     return;
   }
   if (s->as<DeclBufferNode>())
@@ -265,7 +263,7 @@ public:
 Kernel inject_pipeline(const Kernel &kernel) {
   Kernel k = kernel;
   Injector injector(k);
-  find_outside_uses(kernel.body, injector.uses_outside_, false);
+  find_outside_uses(kernel.body, injector.uses_outside_);
   Stmt body = injector.mutate(kernel.body);
   if (injector.staged_all.empty())
     return kernel;
