@@ -12,6 +12,22 @@ std::int64_t FragmentLayout::slots() const {
   return 0;
 }
 
+ElementPlace element_at(const FragmentLayout &l, int thread, std::int64_t rs, std::int64_t cs, std::int64_t v) {
+  if (l.kind == FragmentLayout::MmaAccumulator) {
+    const int warp = thread / 32, lane = thread % 32;
+    const std::int64_t wm = warp % l.warps_m, wn = warp / l.warps_m;
+    return {wm * (l.rows / l.warps_m) + rs * 16 + lane / 4 + (v / 2) * 8,
+            wn * (l.cols / l.warps_n) + cs * 8 + (lane % 4) * 2 + v % 2, (rs * l.atoms_n() + cs) * 4 + v};
+  }
+  const std::int64_t row = rs * l.row_threads + thread / l.threads_per_row;
+  const std::int64_t col = (cs * l.threads_per_row + thread % l.threads_per_row) * l.vec + v;
+  switch (l.kind) {
+  case FragmentLayout::RowVector: return {row, 0, rs};
+  case FragmentLayout::ColumnVector: return {0, col, cs * l.vec + v};
+  default: return {row, col, (rs * l.col_steps() + cs) * l.vec + v};
+  }
+}
+
 FragmentLayout matrix_layout(std::int64_t rows, std::int64_t cols, int threads) {
   FragmentLayout l;
   l.rows = rows;

@@ -62,6 +62,15 @@ struct FragmentLayout {
   friend bool operator==(const FragmentLayout &, const FragmentLayout &) = default;
 };
 
+/// The element that thread `thread` holds at (rs, cs, v) — its row step, column step (atom
+/// column for MmaAccumulator) and lane — as (row, column) of the matrix view, and its
+/// slot; row may be past the end (such slots hold nothing). The integer form of what
+/// lower-fragments builds as IR.
+struct ElementPlace {
+  std::int64_t row, col, slot;
+};
+ElementPlace element_at(const FragmentLayout &l, int thread, std::int64_t rs, std::int64_t cs, std::int64_t v);
+
 /// The matrix layout tile gives an R x C fragment on `threads` threads: the widest vector of
 /// up to 8 elements that divides C (narrower while that leaves threads without a vector),
 /// then as many threads per row as divide the vectors of a row (at most 32 when there are
