@@ -316,18 +316,19 @@ private:
                              .get());
     };
     // Inside an Async statement a copy into shared memory whose lanes are consecutive there
-    // too is one cp.async per chunk, zero bytes read past nothing (the fast path is in bounds).
+    // too is one cp.async per chunk where the shared side is aligned as well; the loaded
+    // lanes are stored one by one otherwise.
+    bool async_copy = false;
     if (is_load && async_depth_ > 0 && st->buffer->scope == Scope::Shared && chunk >= 4) {
-      bool contiguous = true;
       const Buffer &sb = st->buffer;
+      bool contiguous = !equal(first.mutate(st->indices.back()), second.mutate(st->indices.back()));
       for (int d = 0; d + 1 < sb->rank(); ++d)
         contiguous &= equal(first.mutate(st->indices[d]), second.mutate(st->indices[d]));
-      if (contiguous && !equal(first.mutate(st->indices.back()), second.mutate(st->indices.back()))) {
+      if (contiguous) {
+        async_copy = true;
         std::vector<Expr> dst_first;
         for (auto &i : st->indices)
           dst_first.push_back(first.mutate(i));
-        // The fast path was opened with the global side's checks; the shared side's alignment
-        // holds when its row pitch and the vector are multiples of the chunk (checked here).
         const std::string dst = "&" + element(sb, dst_first);
         line("if (reinterpret_cast<uintptr_t>(" + dst + ") % " + std::to_string(chunk) + " == 0) {");
         ++indent_;
@@ -338,19 +339,6 @@ private:
         --indent_;
         line("} else {");
         ++indent_;
-        copy_chunks(lanes, base);
-        emit_lanes();
-        --indent_;
-        line("}");
-        --indent_;
-        line("} else {");
-        ++indent_;
-        CEmitter::emit_for(n);
-        --indent_;
-        line("}");
-        --indent_;
-        line("}");
-        return true;
       }
     }
     if (is_load)
@@ -358,6 +346,10 @@ private:
     emit_lanes();
     if (!is_load)
       copy_chunks(base, lanes);
+    if (async_copy) {
+      --indent_;
+      line("}");
+    }
     --indent_;
     line("} else {");
     ++indent_;
