@@ -171,6 +171,11 @@ Expr IRMutator::mutate_IntImm(const Expr &self, const IntImmNode *) { return sel
 Expr IRMutator::mutate_FloatImm(const Expr &self, const FloatImmNode *) { return self; }
 Expr IRMutator::mutate_StringImm(const Expr &self, const StringImmNode *) { return self; }
 Expr IRMutator::mutate_Var(const Expr &self, const VarNode *) { return self; }
+
+Expr Substituter::mutate_Var(const Expr &self, const VarNode *n) {
+  auto it = vars.find(n);
+  return it == vars.end() ? self : it->second;
+}
 Expr IRMutator::mutate_TensorDim(const Expr &self, const TensorDimNode *) { return self; }
 Expr IRMutator::mutate_Cast(const Expr &self, const CastNode *n) {
   auto v = mutate(n->value);

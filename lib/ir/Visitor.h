@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 
 #include "ir/IR.h"
 
@@ -39,6 +40,15 @@ protected:
   TILE_IR_STMT_NODES(X)
 #undef X
   std::vector<Expr> mutate(const std::vector<Expr> &v, bool &changed);
+};
+
+/// Replaces the variables in `vars` by their expressions (and leaves the rest).
+class Substituter : public IRMutator {
+public:
+  std::map<const VarNode *, Expr> vars;
+
+protected:
+  Expr mutate_Var(const Expr &self, const VarNode *n) override;
 };
 
 /// Calls `f` on every expression and statement node, parents before children.

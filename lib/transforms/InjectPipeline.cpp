@@ -38,16 +38,11 @@ const BufferNode *produced_buffer(const Stmt &s) {
 }
 
 /// Replaces variables by expressions and a buffer's accesses by a stage of its copies.
-class Rewrite : public IRMutator {
+class Rewrite : public Substituter {
 public:
-  std::map<const VarNode *, Expr> vars;
   std::map<const BufferNode *, Buffer> staged; // B -> B[stages, ...]
   Expr stage;
 
-  Expr mutate_Var(const Expr &self, const VarNode *n) override {
-    auto it = vars.find(n);
-    return it == vars.end() ? self : it->second;
-  }
   Expr mutate_Load(const Expr &self, const LoadNode *n) override {
     auto it = staged.find(n->buffer.get());
     if (it == staged.end())

@@ -161,16 +161,6 @@ private:
 
   // Vector accesses ------------------------------------------------------------------------
 
-  /// Replaces variables by expressions.
-  class Substitute : public IRMutator {
-  public:
-    std::map<const VarNode *, Expr> map;
-    Expr mutate_Var(const Expr &self, const VarNode *n) override {
-      auto it = map.find(n);
-      return it == map.end() ? self : it->second;
-    }
-  };
-
   /// Whether `c` is a conjunction of comparisons (the bounds checks of lower-tile-ops, whose
   /// left sides grow with the lane): true at the first and last lanes means true at all.
   static bool is_bounds_check(const Expr &c) {
@@ -251,13 +241,13 @@ private:
       return false;
     // The indices and guards at the first and last lanes, declarations inlined.
     auto at_lane = [&](std::int64_t lane) {
-      Substitute s;
-      s.map[n->var.get()] = int_imm(lane, n->var->type);
+      Substituter s;
+      s.vars[n->var.get()] = int_imm(lane, n->var->type);
       for (auto *d : decls)
-        s.map[d->var.get()] = s.mutate(d->init);
+        s.vars[d->var.get()] = s.mutate(d->init);
       return s;
     };
-    Substitute first = at_lane(0), second = at_lane(1), end = at_lane(*V - 1);
+    Substituter first = at_lane(0), second = at_lane(1), end = at_lane(*V - 1);
     // Consecutive lanes are consecutive elements of the last dimension only.
     for (int d = 0; d + 1 < rank; ++d)
       if (!equal(first.mutate(gidx[d]), second.mutate(gidx[d])))
