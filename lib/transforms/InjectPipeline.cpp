@@ -182,16 +182,20 @@ private:
     Var s = make_var("stage", extent->type);
     Stmt prologue = for_loop(s, int_imm(0, extent->type), int_imm(S - 1, extent->type), ForKind::Serial,
                              seq({if_then_else(lt(s, extent), produce(s)), std::make_shared<AsyncCommitNode>()}));
-    // The loop: copies for iteration it + S - 1, then the work of iteration it.
+    // The loop: wait for iteration it's copies (S - 1 groups were committed before the
+    // loop and one per iteration since: all but the newest S - 2 are complete), one
+    // barrier (every thread's copies are visible, and every thread is done with iteration
+    // it - 1, so stage (it - 1) % S may be refilled), the copies of iteration it + S - 1
+    // into that stage, then the work of iteration it.
     Var it = make_var("it", extent->type);
     Rewrite work = base;
     work.stage = binary(BinaryOp::Mod, Expr(it), int_imm(S, extent->type));
     std::vector<Stmt> body = {declare(n->var, cast(n->var->type, iteration(it)))};
+    body.push_back(std::make_shared<AsyncWaitNode>(S - 2));
+    body.push_back(barrier());
     Expr ahead = add(it, int_imm(S - 1, extent->type));
     body.push_back(if_then_else(lt(ahead, extent), produce(ahead)));
     body.push_back(std::make_shared<AsyncCommitNode>());
-    body.push_back(std::make_shared<AsyncWaitNode>(S - 1));
-    body.push_back(barrier());
     for (auto &c : consumers)
       body.push_back(work.mutate(mutate(c)));
     Stmt loop = for_loop(it, int_imm(0, extent->type), extent, ForKind::Serial, seq(body));

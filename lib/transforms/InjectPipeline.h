@@ -10,18 +10,21 @@
 //     for s in serial(0, stages - 1) { if (s < n) async { producers(iteration s) } async_commit() }
 //     for it in serial(0, n) {
 //       var k = begin + it * step
+//       async_wait(stages - 2)     // this thread's copies of iteration `it` are done
+//       barrier()                  // and everyone's; and everyone is done with iteration it - 1
 //       if (it + stages - 1 < n) async { producers(iteration it + stages - 1) }
 //       async_commit()
-//       async_wait(stages - 1)     // this thread's copies of iteration `it` are done
-//       barrier()                  // and everyone's
 //       consumers
 //     }
 //     async_wait(0)
 //
 //   with each such buffer B[R, C] replaced by B[stages, R, C], iteration i using B[i % stages]
-//   (row padding kept). insert-sync then adds the barrier that keeps the producers of one
-//   iteration from overwriting what the consumers of the one before still read. Loops
-//   that do not have that shape stay serial loops, as do all loops with fewer than 2 stages.
+//   (row padding kept). The one barrier per iteration serves both hazards: the copies of
+//   iteration it + stages - 1 refill stage (it - 1) % stages, which only iteration it - 1
+//   read. insert-sync sees that the producers and consumers of one iteration touch
+//   different stages (analysis/SharedAccess.h: slots) and adds nothing between them.
+//   Loops that do not have that shape stay serial loops, as do all loops with fewer than
+//   2 stages.
 #pragma once
 
 #include "ir/IR.h"

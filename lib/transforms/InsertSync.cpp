@@ -1,6 +1,7 @@
 #include "transforms/InsertSync.h"
 
 #include "analysis/SharedAccess.h"
+#include "ir/Visitor.h"
 
 namespace tile::transforms {
 
@@ -9,67 +10,103 @@ using analysis::SharedAccess;
 
 namespace {
 
-/// A statement no barrier goes into: one before it if it conflicts with what is pending.
-Stmt sync_leaf(const Stmt &s, SharedAccess &pending) {
-  if (s->as<BarrierNode>()) { // one placed by an earlier pass
-    pending = SharedAccess();
-    return s;
+class Syncer {
+public:
+  explicit Syncer(const Kernel &k) {
+    // Variables the kernel assigns to are not trusted to keep their value between two
+    // accesses, even loop variables.
+    for_each_node(k.body, nullptr, [&](const Stmt &s) {
+      if (auto a = s->as<AssignNode>())
+        assigned_.insert(a->var.get());
+    });
   }
-  SharedAccess acc = analysis::shared_access(s);
-  if (acc.empty())
-    return s;
-  if (pending.conflicts_with(acc)) {
-    pending = acc;
-    return seq({barrier(), s});
-  }
-  pending.merge(acc);
-  return s;
-}
 
-/// Rewrites `s` given the accesses since the last barrier (`pending`), which it updates
-/// to those at the end of `s`.
-Stmt sync(const Stmt &s, SharedAccess &pending) {
-  if (auto q = s->as<SeqNode>()) {
-    std::vector<Stmt> out;
-    bool changed = false;
-    for (auto &c : q->stmts) {
-      Stmt r = sync(c, pending);
-      changed |= r != c;
-      out.push_back(r);
+  /// Rewrites `s` given the accesses since the last barrier (`pending`), which it updates
+  /// to those at the end of `s`.
+  Stmt sync(const Stmt &s, SharedAccess &pending) {
+    if (auto q = s->as<SeqNode>()) {
+      std::vector<Stmt> out;
+      bool changed = false;
+      for (auto &c : q->stmts) {
+        Stmt r = sync(c, pending);
+        changed |= r != c;
+        out.push_back(r);
+      }
+      return changed ? seq(out) : s;
     }
-    return changed ? seq(out) : s;
+    // Threads and Slots loops run per thread, possibly diverging: never split by a barrier.
+    if (auto f = s->as<ForNode>(); f && f->for_kind != ForKind::Threads && f->for_kind != ForKind::Slots)
+      return sync_loop(s, f, pending);
+    if (auto i = s->as<IfNode>()) {
+      SharedAccess then_pending = pending, else_pending = pending;
+      Stmt t = sync(i->then_case, then_pending);
+      Stmt e = i->else_case ? sync(i->else_case, else_pending) : nullptr;
+      pending = then_pending;
+      pending.merge(else_pending);
+      return t == i->then_case && e == i->else_case ? s : if_then_else(i->cond, t, e);
+    }
+    return sync_leaf(s, pending);
   }
-  // Threads and Slots loops run per thread, possibly diverging: never split by a barrier.
-  if (auto f = s->as<ForNode>(); f && f->for_kind != ForKind::Threads && f->for_kind != ForKind::Slots) {
-    // The first pass finds what the body leaves pending at its end; the second starts
-    // from that too, as the next iteration does.
+
+private:
+  std::set<const VarNode *> assigned_;
+  std::set<const VarNode *> uniform_; // variables of the loops around the statement
+
+  /// A statement no barrier goes into: one before it if it conflicts with what is pending.
+  Stmt sync_leaf(const Stmt &s, SharedAccess &pending) {
+    if (s->as<BarrierNode>()) { // one placed by an earlier pass
+      pending = SharedAccess();
+      return s;
+    }
+    SharedAccess acc = analysis::shared_access(s, uniform_);
+    if (acc.empty())
+      return s;
+    if (pending.conflicts_with(acc)) {
+      pending = acc;
+      return seq({barrier(), s});
+    }
+    pending.merge(acc);
+    return s;
+  }
+
+  Stmt sync_loop(const Stmt &s, const ForNode *f, SharedAccess &pending) {
+    // What is pending at the start of an iteration: what was before the loop, and what
+    // the body leaves at its end, seen from the next iteration (slots of the loop variable
+    // shift by the step), from every earlier iteration since the last barrier. Iterate to
+    // a fixed point; slot offsets are taken modulo their stage counts, so there are
+    // finitely many, but give up on slots past a bound.
+    const bool uniform = !assigned_.count(f->var.get());
+    if (uniform)
+      uniform_.insert(f->var.get());
+    // A loop of T iterations (a constant count) carries accesses at most T - 1 back.
     const SharedAccess entry = pending;
-    SharedAccess end = entry;
-    sync(f->body, end);
     SharedAccess carried = entry;
-    carried.merge(end);
+    auto trips = f->extent->as<IntImmNode>();
+    for (int round = 0; !trips || round < trips->value - 1; ++round) {
+      SharedAccess end = carried;
+      sync(f->body, end);
+      SharedAccess next = entry;
+      next.merge(end.shifted(f->var.get(), round < 16 ? f->step : nullptr));
+      next.merge(carried); // monotone: a fixed point exists
+      if (next == carried)
+        break;
+      carried = next;
+    }
     Stmt body = sync(f->body, carried);
+    if (uniform)
+      uniform_.erase(f->var.get());
     pending = entry; // the loop may run no iteration
     pending.merge(carried);
     return body == f->body ? s : for_loop(f->var, f->begin, f->extent, f->for_kind, body, f->step, f->stages);
   }
-  if (auto i = s->as<IfNode>()) {
-    SharedAccess then_pending = pending, else_pending = pending;
-    Stmt t = sync(i->then_case, then_pending);
-    Stmt e = i->else_case ? sync(i->else_case, else_pending) : nullptr;
-    pending = then_pending;
-    pending.merge(else_pending);
-    return t == i->then_case && e == i->else_case ? s : if_then_else(i->cond, t, e);
-  }
-  return sync_leaf(s, pending);
-}
+};
 
 } // namespace
 
 Kernel insert_sync(const Kernel &kernel) {
   Kernel k = kernel;
   SharedAccess pending;
-  k.body = sync(kernel.body, pending);
+  k.body = Syncer(kernel).sync(kernel.body, pending);
   return k;
 }
 

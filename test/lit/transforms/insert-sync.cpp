@@ -105,3 +105,81 @@ namespace T = tile;
     T::copy(f, Y.at(0, 0));
   T::copy(s, Y.at(0, 0));
 }
+
+// Slots: accesses whose first index is (k + c) % S, k an enclosing serial loop's variable,
+// touch different elements for different c (mod S): the write of stage k % 2 and the read
+// of stage (k + 1) % 2 need no barrier between them. Around the back edge the read of
+// (k + 1) % 2 is the next iteration's k % 2, which it writes: a barrier at the top.
+// CHECK-LABEL: kernel stages(
+// CHECK: for k in serial(0, n) {
+// CHECK-NEXT: barrier()
+// CHECK-NEXT: for t in threads(0, 128) {
+// CHECK: s[k % 2, i, j] = X[i, k * 16 + j]
+// CHECK-NOT: barrier()
+// CHECK: Y[i_1, k * 16 + j_1] = s[(k + 1) % 2, i_1, j_1]
+[[tile::kernel]] void stages(T::tensor<const float, 2> X, T::tensor<float, 2> Y, int n) {
+  auto [bx] = T::grid(1);
+  T::shared<float, 2, 8, 16> s;
+  for (int k : T::serial(n)) {
+    for (auto [i, j] : T::parallel(8, 16))
+      s(k % 2, i, j) = X(i, k * 16 + j);
+    for (auto [i, j] : T::parallel(8, 16))
+      Y(i, k * 16 + j) = s((k + 1) % 2, i, j);
+  }
+}
+
+// With a constant trip count, a loop carries accesses back only that many iterations:
+// two iterations writing stages 0 and 1 of s need no barrier; three iterations of r come
+// back to stage 0 and need one.
+// CHECK-LABEL: kernel trip_counts(
+// CHECK: for k in serial(0, 2) {
+// CHECK-NEXT: for t in threads(0, 128) {
+// CHECK-NOT: barrier()
+// CHECK: for k_1 in serial(0, 3) {
+// CHECK-NEXT: barrier()
+// CHECK-NEXT: for t.1 in threads(0, 128) {
+// CHECK: r[k_1 % 2, i_1, j_1] = X[i_1, k_1 * 16 + j_1]
+[[tile::kernel]] void trip_counts(T::tensor<const float, 2> X, T::tensor<float, 2> Y) {
+  auto [bx] = T::grid(1);
+  T::shared<float, 2, 8, 16> s;
+  T::shared<float, 2, 8, 16> r;
+  for (int k : T::serial(2))
+    for (auto [i, j] : T::parallel(8, 16))
+      s(k % 2, i, j) = X(i, k * 16 + j);
+  for (int k : T::serial(3))
+    for (auto [i, j] : T::parallel(8, 16))
+      r(k % 2, i, j) = X(i, k * 16 + j);
+}
+
+// No slots without a constant stage count, or through a variable the kernel assigns to:
+// the reads of s and r need barriers after their writes (and, around the back edge, those
+// barriers also order each read before the next iteration's write).
+// CHECK-LABEL: kernel not_slots(
+// CHECK: for k in serial(0, n) {
+// CHECK-NOT: barrier()
+// CHECK: s[k % 2, i, j] = X[i, k * 16 + j]
+// CHECK: barrier()
+// CHECK-NEXT: for t.1 in threads(0, 128) {
+// CHECK: Y[i_1, k * 16 + j_1] = s[(k + 1) % m, i_1, j_1]
+// CHECK-NOT: barrier()
+// CHECK: r[k % 2, i_2, j_2] = X[i_2, k * 16 + j_2]
+// CHECK: barrier()
+// CHECK-NEXT: for t.3 in threads(0, 128) {
+// CHECK: Y[i_3, k * 16 + j_3] = r[q % 2, i_3, j_3]
+[[tile::kernel]] void not_slots(T::tensor<const float, 2> X, T::tensor<float, 2> Y, int n, int m) {
+  auto [bx] = T::grid(1);
+  T::shared<float, 2, 8, 16> s;
+  T::shared<float, 2, 8, 16> r;
+  for (int k : T::serial(n)) {
+    int q = k + 1;
+    q += 2 * m;
+    for (auto [i, j] : T::parallel(8, 16))
+      s(k % 2, i, j) = X(i, k * 16 + j);
+    for (auto [i, j] : T::parallel(8, 16))
+      Y(i, k * 16 + j) = s((k + 1) % m, i, j);
+    for (auto [i, j] : T::parallel(8, 16))
+      r(k % 2, i, j) = X(i, k * 16 + j);
+    for (auto [i, j] : T::parallel(8, 16))
+      Y(i, k * 16 + j) = r(q % 2, i, j);
+  }
+}
