@@ -14,6 +14,16 @@ namespace {
 /// The shared buffer a producer fills, or null when `s` is not a producer: a Threads loop
 /// whose stores all go to one shared buffer and whose loads all read global memory.
 const BufferNode *produced_buffer(const Stmt &s) {
+  // A copy with a fast path for tiles inside the tensor (lower-tile-ops): both branches
+  // fill the same buffer, and the condition reads no memory but tensors' sizes.
+  if (auto i = s->as<IfNode>()) {
+    if (!i->else_case)
+      return nullptr;
+    bool reads = false;
+    for_each_node(if_then_else(i->cond, seq({})), [&](const Expr &e) { reads |= e->as<LoadNode>() != nullptr; }, nullptr);
+    const BufferNode *a = produced_buffer(i->then_case), *b = produced_buffer(i->else_case);
+    return !reads && a == b ? a : nullptr;
+  }
   auto f = s->as<ForNode>();
   if (!f || f->for_kind != ForKind::Threads)
     return nullptr;

@@ -43,13 +43,34 @@ public:
       Stmt e = i->else_case ? sync(i->else_case, else_pending) : nullptr;
       pending = then_pending;
       pending.merge(else_pending);
-      return t == i->then_case && e == i->else_case ? s : if_then_else(i->cond, t, e);
+      if (t == i->then_case && e == i->else_case)
+        return s;
+      // Both branches start with a barrier (a copy's two paths, say): one before the if.
+      Stmt t_rest = e ? after_leading_barrier(t) : nullptr, e_rest = e ? after_leading_barrier(e) : nullptr;
+      if (t_rest && e_rest)
+        return seq({barrier(), if_then_else(i->cond, t_rest, e_rest)});
+      return if_then_else(i->cond, t, e);
     }
     return sync_leaf(s, pending);
   }
 
 private:
   std::set<const VarNode *> assigned_;
+
+  /// `s` without the barrier it starts with, or null when it does not start with one.
+  static Stmt after_leading_barrier(const Stmt &s) {
+    if (s->as<BarrierNode>())
+      return seq({});
+    auto q = s->as<SeqNode>();
+    if (!q || q->stmts.empty())
+      return nullptr;
+    Stmt rest = after_leading_barrier(q->stmts[0]);
+    if (!rest)
+      return nullptr;
+    std::vector<Stmt> out = {rest};
+    out.insert(out.end(), q->stmts.begin() + 1, q->stmts.end());
+    return seq(out);
+  }
   std::set<const VarNode *> uniform_; // variables of the loops around the statement
 
   /// A statement no barrier goes into: one before it if it conflicts with what is pending.

@@ -206,13 +206,39 @@ protected:
     return l;
   }
 
+  /// The conditions under which all of region `r` lies inside its buffer; empty for
+  /// non-global buffers.
+  std::vector<Expr> inside(const Region &r) const {
+    std::vector<Expr> conds;
+    if (r.buffer->scope != Scope::Global)
+      return conds;
+    for (int d = 0; d < r.buffer->rank(); ++d) {
+      if (!nonneg(r.begin[d]))
+        conds.push_back(binary(BinaryOp::GE, r.begin[d], int_imm(0, r.begin[d]->type)));
+      Expr end = add(cast(ScalarType::I64, r.begin[d]), int_imm(r.extent[d], ScalarType::I64));
+      conds.push_back(binary(BinaryOp::LE, end, cast(ScalarType::I64, r.buffer->shape[d])));
+    }
+    return conds;
+  }
+
+  /// A copy is an element loop guarded at the tensor's edges; where the tensor side is a
+  /// tile that can lie wholly inside the tensor, an unguarded loop for when it does comes
+  /// first (one test per tile instead of one per element: targets then emit plain vector
+  /// accesses).
   Stmt mutate_Copy(const Stmt &, const CopyNode *n) override {
     Region src = mutate(n->src), dst = mutate(n->dst);
-    TileLoops l = tile_loops(dst.tile_shape());
-    std::vector<Expr> iv(l.vars.begin(), l.vars.end());
-    auto didx = dst.index_of(iv);
-    Stmt body = store(dst.buffer, didx, read(src.buffer, src.index_of(iv), dst.buffer->dtype));
-    return build_loops(l, bounds(dst.buffer, didx), body);
+    auto lower = [&](bool guarded) {
+      TileLoops l = tile_loops(dst.tile_shape());
+      std::vector<Expr> iv(l.vars.begin(), l.vars.end());
+      auto didx = dst.index_of(iv), sidx = src.index_of(iv);
+      Expr value = guarded ? read(src.buffer, sidx, dst.buffer->dtype) : cast(dst.buffer->dtype, load(src.buffer, sidx));
+      return build_loops(l, guarded ? bounds(dst.buffer, didx) : std::vector<Expr>{}, store(dst.buffer, didx, value));
+    };
+    std::vector<Expr> conds = inside(src), more = inside(dst);
+    conds.insert(conds.end(), more.begin(), more.end());
+    if (conds.empty())
+      return lower(true);
+    return if_then_else(conjunction(conds), lower(false), lower(true));
   }
 
   Stmt mutate_Fill(const Stmt &, const FillNode *n) override {

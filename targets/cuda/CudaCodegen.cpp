@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 
+#include "analysis/Divisibility.h"
 #include "ir/Equality.h"
 #include "ir/Visitor.h"
 #include "targets/common/CEmitter.h"
@@ -21,6 +22,8 @@ namespace {
 
 /// Offsets in dynamic shared memory are multiples of this (wide vector and TMA alignment).
 constexpr std::int64_t shared_alignment = 128;
+/// Threads loops of at most this many iterations per thread are unrolled.
+constexpr std::int64_t max_unrolled_thread_trips = 8;
 
 class KernelEmitter final : public targets::CEmitter {
 public:
@@ -149,6 +152,35 @@ private:
       return CEmitter::emit_for(n);
     const std::string v = var(n->var), t = type_name(n->var->type);
     const std::string T = std::to_string(k_.threads);
+    // A constant extent: each thread's iterations counted at compile time and unrolled
+    // (few of them), so that their addresses are affine in one counter.
+    if (auto e = as_const_int(n->extent); e && is_const_int(n->begin, 0) && *e > 0) {
+      const std::int64_t trips = (*e + k_.threads - 1) / k_.threads;
+      if (trips <= max_unrolled_thread_trips) {
+        const std::string r = trips > 1 ? names_.fresh(v + "_r") : "";
+        if (trips > 1) {
+          line("#pragma unroll");
+          line("for (int32_t " + r + " = 0; " + r + " < " + std::to_string(trips) + "; ++" + r + ") {");
+        } else {
+          line("{");
+        }
+        const bool ragged = *e % k_.threads != 0;
+        ++indent_;
+        line("const " + t + " " + v + " = (" + t + ")threadIdx.x" + (trips > 1 ? " + " + r + " * " + T : "") + ";");
+        if (ragged)
+          line("if (" + v + " < " + std::to_string(*e) + ") {");
+        indent_ += ragged ? 0 : -1; // block() indents the body one level more
+        ++threads_depth_;
+        block(n->body);
+        --threads_depth_;
+        if (ragged) {
+          line("}");
+          --indent_;
+        }
+        line("}");
+        return;
+      }
+    }
     const std::string start =
         is_const_int(n->begin, 0) ? "(int32_t)threadIdx.x" : expr(n->begin, targets::P_Add) + " + (int32_t)threadIdx.x";
     line("for (" + t + " " + v + " = " + start + "; " + v +
@@ -270,7 +302,6 @@ private:
     line(std::string(is_load ? "const " : "") + type + " *" + base + " = &" + element(g, first_idx) + ";");
     line("if (" + fast + " && reinterpret_cast<uintptr_t>(" + base + ") % " + std::to_string(chunk) + " == 0) {");
     ++indent_;
-    line("alignas(16) " + type + " " + lanes + "[" + std::to_string(*V) + "];");
     auto copy_chunks = [&](const std::string &to, const std::string &from) {
       for (std::int64_t c = 0; c < total / chunk; ++c)
         line("reinterpret_cast<" + chunk_type + " *>(" + to + ")[" + std::to_string(c) + "] = reinterpret_cast<const " +
@@ -308,7 +339,7 @@ private:
     // Inside an Async statement a copy into shared memory whose lanes are consecutive there
     // too is one cp.async per chunk where the shared side is aligned as well; the loaded
     // lanes are stored one by one otherwise.
-    bool async_copy = false;
+    bool async_copy = false, always_aligned = false;
     if (is_load && async_depth_ > 0 && st->buffer->scope == Scope::Shared && chunk >= 4) {
       const Buffer &sb = st->buffer;
       bool contiguous = !equal(first.mutate(st->indices.back()), second.mutate(st->indices.back()));
@@ -320,23 +351,33 @@ private:
         for (auto &i : st->indices)
           dst_first.push_back(first.mutate(i));
         const std::string dst = "&" + element(sb, dst_first);
-        line("if (reinterpret_cast<uintptr_t>(" + dst + ") % " + std::to_string(chunk) + " == 0) {");
-        ++indent_;
+        // Shared buffers start 128-byte aligned: an offset known to be a multiple of the
+        // chunk needs no test.
+        always_aligned = analysis::known_divisor(offset(sb, dst_first)) * bytes(sb->dtype) % chunk == 0;
+        if (!always_aligned) {
+          line("if (reinterpret_cast<uintptr_t>(" + dst + ") % " + std::to_string(chunk) + " == 0) {");
+          ++indent_;
+        }
         for (std::int64_t c = 0; c < total / chunk; ++c)
           line("tile_cuda::cp_async<" + std::to_string(chunk) + ">(reinterpret_cast<char *>(" + dst + ") + " +
                std::to_string(c * chunk) + ", reinterpret_cast<const char *>(" + base + ") + " + std::to_string(c * chunk) +
                ");");
-        --indent_;
-        line("} else {");
-        ++indent_;
+        if (!always_aligned) {
+          --indent_;
+          line("} else {");
+          ++indent_;
+        }
       }
     }
-    if (is_load)
-      copy_chunks(lanes, base);
-    emit_lanes();
-    if (!is_load)
-      copy_chunks(base, lanes);
-    if (async_copy) {
+    if (!async_copy || !always_aligned) {
+      line("alignas(16) " + type + " " + lanes + "[" + std::to_string(*V) + "];");
+      if (is_load)
+        copy_chunks(lanes, base);
+      emit_lanes();
+      if (!is_load)
+        copy_chunks(base, lanes);
+    }
+    if (async_copy && !always_aligned) {
       --indent_;
       line("}");
     }

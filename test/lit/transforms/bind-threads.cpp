@@ -30,15 +30,17 @@ namespace T = tile;
     r(i) = 0.0f;
 }
 
-// Guards between the loops of a nest (a copy out at a tensor's edge) move inside, in order.
+// Guards between the loops of a nest (a copy out at a tensor's edge, the branch for a tile
+// that crosses it) move inside, in order.
 // CHECK-LABEL: IR after bind-threads [cuda]
 // CHECK: kernel guards(
-// CHECK: for t in threads(0, 128) {
-// CHECK-NEXT: var i: i32 = t / 32
-// CHECK-NEXT: var j: i32 = t % 32
-// CHECK-NEXT: if (i64(bx * 4 + i) < Y.size(0)) {
-// CHECK-NEXT: if (i64(j) < Y.size(1)) {
-// CHECK-NEXT: Y[bx * 4 + i, j] = f[i, j]
+// CHECK: } else {
+// CHECK-NEXT: for t.1 in threads(0, 128) {
+// CHECK-NEXT: var i.1: i32 = t.1 / 32
+// CHECK-NEXT: var j.1: i32 = t.1 % 32
+// CHECK-NEXT: if (i64(bx * 4 + i.1) < Y.size(0)) {
+// CHECK-NEXT: if (i64(j.1) < Y.size(1)) {
+// CHECK-NEXT: Y[bx * 4 + i.1, j.1] = f[i.1, j.1]
 [[tile::kernel]] void guards(T::tensor<float, 2> Y) {
   auto [bx] = T::grid(2);
   T::shared<float, 4, 32> f;

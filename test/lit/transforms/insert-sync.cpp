@@ -7,14 +7,17 @@
 #include <tile/tile.h>
 namespace T = tile;
 
-// Read after write: a copy into shared memory, then a copy out of it.
+// Read after write: a copy into shared memory, then a copy out of it; each copy has a path
+// for a tile inside the tensor and one for a tile at its edge: one barrier before the
+// second copy's two paths, none inside them.
 // CHECK-LABEL: kernel raw(
-// CHECK: s[i, j] = select(
+// CHECK: s[i.1, j.1] = select(
+// CHECK-NEXT: }
 // CHECK-NEXT: }
 // CHECK-NEXT: barrier()
-// CHECK-NEXT: for t.1 in threads(0, 128) {
+// CHECK-NEXT: if (i64(8) <= Y.size(0) && i64(16) <= Y.size(1)) {
 // CHECK-NOT: barrier()
-// CHECK: }
+// CHECK: Y[i.3, j.3] = s[i.3, j.3]
 [[tile::kernel]] void raw(T::tensor<const float, 2> X, T::tensor<float, 2> Y) {
   auto [bx] = T::grid(1);
   T::shared<float, 8, 16> s;
@@ -24,13 +27,13 @@ namespace T = tile;
 
 // Write after read and write after write: s is read then filled, then filled again.
 // CHECK-LABEL: kernel war_waw(
-// CHECK: Y[i, j] = s[i, j]
-// CHECK: barrier()
-// CHECK-NEXT: for t.1 in threads(0, 128) {
-// CHECK: s[i.1, j.1] = 1.0f
+// CHECK: Y[i.1, j.1] = s[i.1, j.1]
 // CHECK: barrier()
 // CHECK-NEXT: for t.2 in threads(0, 128) {
-// CHECK: s[i.2, j.2] = 2.0f
+// CHECK: s[i.2, j.2] = 1.0f
+// CHECK: barrier()
+// CHECK-NEXT: for t.3 in threads(0, 128) {
+// CHECK: s[i.3, j.3] = 2.0f
 [[tile::kernel]] void war_waw(T::tensor<float, 2> Y) {
   auto [bx] = T::grid(1);
   T::shared<float, 8, 16> s;
@@ -62,11 +65,17 @@ namespace T = tile;
 // CHECK-LABEL: kernel loop(
 // CHECK: for k in serial(0, 4) {
 // CHECK-NEXT: barrier()
+// CHECK-NEXT: if (
 // CHECK-NEXT: for t in threads(0, 128) {
-// CHECK: s[i, j] = select(
-// CHECK: barrier()
-// CHECK-NEXT: for t.1 in threads(0, 128) {
-// CHECK: Y[bx * 8 + i.1, k * 16 + j.1] = s[i.1, j.1]
+// CHECK: s[i, j] = X[bx * 8 + i, k * 16 + j]
+// CHECK: s[i.1, j.1] = select(
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// CHECK-NEXT: barrier()
+// CHECK-NEXT: if (
+// CHECK-NEXT: for t.2 in threads(0, 128) {
+// CHECK: Y[bx * 8 + i.3, k * 16 + j.3] = s[i.3, j.3]
+// CHECK-NEXT: }
 // CHECK-NEXT: }
 // CHECK-NEXT: }
 // CHECK-NEXT: }
@@ -87,14 +96,16 @@ namespace T = tile;
 // CHECK: s[i, j] = 1.0f
 // CHECK: } else {
 // CHECK-NOT: barrier()
-// CHECK: Y[i.1, j.1] = f[i.1, j.1]
+// CHECK: Y[i.2, j.2] = f[i.2, j.2]
+// CHECK-NEXT: }
 // CHECK-NEXT: }
 // CHECK-NEXT: }
 // CHECK-NEXT: }
 // CHECK-NEXT: }
 // CHECK-NEXT: barrier()
-// CHECK-NEXT: for t.2 in threads(0, 128) {
-// CHECK: Y[i.2, j.2] = s[i.2, j.2]
+// CHECK-NEXT: if (
+// CHECK-NEXT: for t.3 in threads(0, 128) {
+// CHECK: Y[i.3, j.3] = s[i.3, j.3]
 [[tile::kernel]] void branches(T::tensor<float, 2> Y, int n) {
   auto [bx] = T::grid(1);
   T::shared<float, 8, 16> s;

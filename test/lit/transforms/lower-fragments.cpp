@@ -11,25 +11,27 @@ namespace T = tile;
 // CHECK-LABEL: kernel rowmax(
 // CHECK: local x: f32[8]
 // CHECK-NEXT: local m: f32[1]
-// The copy in: each thread's 8 consecutive columns of its row.
+// The copy in: each thread's 8 consecutive columns of its row (the path for a tile
+// inside the tensor, then the one for a tile at its edge).
 // CHECK: for rs in slots(0, 1) {
 // CHECK-NEXT: for cs in unroll(0, 1) {
 // CHECK-NEXT: for v in vectorized(0, 8) {
 // CHECK-NEXT: var i: i32 = rs * 4 + tid / 32
 // CHECK-NEXT: var j: i32 = (cs * 32 + tid % 32) * 8 + v
-// CHECK-NEXT: x[(rs + cs) * 8 + v] = select(
+// CHECK-NEXT: x[(rs + cs) * 8 + v] = X[bx * 4 + i, j]
+// CHECK: x[(rs.1 + cs.1) * 8 + v.1] = select(
 // The reduction: the thread's slots, then shuffles across the 32 threads of the row.
-// CHECK: for rs.1 in slots(0, 1) {
+// CHECK: for rs.2 in slots(0, 1) {
 // CHECK-NEXT: var red: f32 = -inf:f32
-// CHECK: red = max(red, x[(rs.1 + cs.1) * 8 + v.1])
+// CHECK: red = max(red, x[(rs.2 + cs.2) * 8 + v.2])
 // CHECK: red = max(red, shfl_xor(red, 16))
 // CHECK-NEXT: red = max(red, shfl_xor(red, 8))
 // CHECK-NEXT: red = max(red, shfl_xor(red, 4))
 // CHECK-NEXT: red = max(red, shfl_xor(red, 2))
 // CHECK-NEXT: red = max(red, shfl_xor(red, 1))
-// CHECK-NEXT: m[rs.1] = red
+// CHECK-NEXT: m[rs.2] = red
 // An element-wise loop reading the row vector: its slot is the row step.
-// CHECK: x[(rs.2 + cs.2) * 8 + v.2] = x[(rs.2 + cs.2) * 8 + v.2] - m[rs.2]
+// CHECK: x[(rs.3 + cs.3) * 8 + v.3] = x[(rs.3 + cs.3) * 8 + v.3] - m[rs.3]
 // CHECK-NOT: {{^  fragment }}
 [[tile::kernel]] void rowmax(T::tensor<const float, 2> X, T::tensor<float, 2> Y) {
   auto [bx] = T::grid(T::ceildiv(X.size(0), 4));

@@ -1,7 +1,8 @@
 // CUDA codegen snapshots: one extern "C" __global__ __launch_bounds__ entry per kernel;
 // tensors as tile_cuda::tensor_arg, scalars widened to int64_t / double; shared and fragment
 // buffers at aligned offsets of one dynamic shared allocation (fragments in registers as
-// per-thread arrays); Threads loops strided by the block's threads; __syncthreads() where insert-sync put barriers; atomics and prints outside
+// per-thread arrays); Threads loops strided by the block's threads (unrolled when their
+// count is known); __syncthreads() where insert-sync put barriers; atomics and prints outside
 // Threads loops done by thread 0; device_assert recorded for the runtime. The second RUN
 // compiles the same file for sm_90a and sm_80 with nvcc (ptxas checks the code).
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-print-after=codegen %s 2>&1 \
@@ -38,26 +39,35 @@ namespace T = tile;
   T::shared<T::bf16, 8, 16> s;
   T::fragment<float, 8, 16> f;
   T::local<float, 2> l;
-  // The copy in: two elements a thread, loaded as one 4-byte access where they are
-  // contiguous, aligned and inside X, else one by one with bounds checks.
-  // CHECK-NEXT: for (int32_t t = (int32_t)threadIdx.x; t < 64; t += 64) {
+  // The copy in: one test whether the tile lies inside X; then two elements a thread
+  // (64 threads: one iteration each, no loop), loaded as one 4-byte access where they are
+  // contiguous and aligned; else with bounds checks, by vector or one by one.
+  // CHECK-NEXT: if ((int64_t)(bx * 8) + 8l <= X_size0 && 16l <= X_size1) {
+  // CHECK-NEXT: {
+  // CHECK-NEXT: const int32_t t = (int32_t)threadIdx.x;
   // CHECK-NEXT: {
   // CHECK-NEXT: const tile_cuda::bf16 *vec_base = &X[(int64_t)(bx * 8 + t / 8) * X_stride0 + (int64_t)(t % 8 * 2) * X_stride1];
-  // CHECK-NEXT: if (X_stride1 == 1 && ((int64_t)(bx * 8 + t / 8) < X_size0 && (int64_t)(t % 8 * 2) < X_size1) && ((int64_t)(bx * 8 + t / 8) < X_size0 && (int64_t)(t % 8 * 2 + 1) < X_size1) && reinterpret_cast<uintptr_t>(vec_base) % 4 == 0) {
+  // CHECK-NEXT: if (X_stride1 == 1 && reinterpret_cast<uintptr_t>(vec_base) % 4 == 0) {
   // CHECK-NEXT: alignas(16) tile_cuda::bf16 vec_lanes[2];
   // CHECK-NEXT: reinterpret_cast<tile_cuda::bytes<4> *>(vec_lanes)[0] = reinterpret_cast<const tile_cuda::bytes<4> *>(vec_base)[0];
   // CHECK: s[i * 16 + j] = vec_lanes[v];
   // CHECK: } else {
-  // CHECK: s[i * 16 + j] = ((int64_t)(bx * 8 + i) < X_size0 && (int64_t)j < X_size1 ? X[(int64_t)(bx * 8 + i) * X_stride0 + (int64_t)j * X_stride1] : (tile_cuda::bf16)0.0f);
+  // CHECK: s[i * 16 + j] = X[(int64_t)(bx * 8 + i) * X_stride0 + (int64_t)j * X_stride1];
+  // CHECK: } else {
+  // CHECK-NEXT: {
+  // CHECK-NEXT: const int32_t t_1 = (int32_t)threadIdx.x;
+  // CHECK: if (X_stride1 == 1 && ((int64_t)(bx * 8 + t_1 / 8) < X_size0 && (int64_t)(t_1 % 8 * 2) < X_size1) && ((int64_t)(bx * 8 + t_1 / 8) < X_size0 && (int64_t)(t_1 % 8 * 2 + 1) < X_size1) && reinterpret_cast<uintptr_t>(vec_base_1) % 4 == 0) {
+  // CHECK: } else {
+  // CHECK: s[i_1 * 16 + j_1] = ((int64_t)(bx * 8 + i_1) < X_size0 && (int64_t)j_1 < X_size1 ? X[(int64_t)(bx * 8 + i_1) * X_stride0 + (int64_t)j_1 * X_stride1] : (tile_cuda::bf16)0.0f);
   T::copy(X.at(bx * 8, 0), s);
   // A barrier, then each thread's two elements, in unrolled loops over its slots.
   // CHECK: __syncthreads();
   // CHECK-NEXT: #pragma unroll
   // CHECK-NEXT: for (int32_t rs = 0; rs < 1; ++rs) {
-  // CHECK: for (int32_t v_1 = 0; v_1 < 2; ++v_1) {
-  // CHECK-NEXT: int32_t i_1 = rs * 8 + tid / 8;
-  // CHECK-NEXT: int32_t j_1 = (cs * 8 + tid % 8) * 2 + v_1;
-  // CHECK-NEXT: f[(rs + cs) * 2 + v_1] = tile_cuda::cvt<float>(s[i_1 * 16 + j_1]) * alpha;
+  // CHECK: for (int32_t v_2 = 0; v_2 < 2; ++v_2) {
+  // CHECK-NEXT: int32_t i_2 = rs * 8 + tid / 8;
+  // CHECK-NEXT: int32_t j_2 = (cs * 8 + tid % 8) * 2 + v_2;
+  // CHECK-NEXT: f[(rs + cs) * 2 + v_2] = tile_cuda::cvt<float>(s[i_2 * 16 + j_2]) * alpha;
   for (auto [i, j] : T::parallel(8, 16))
     f(i, j) = float(s(i, j)) * alpha;
   // CHECK: if (threadIdx.x == 0) {
@@ -69,9 +79,12 @@ namespace T = tile;
   T::device_assert(n > 0, "n is positive");
   // Registers to global memory: no barrier; a vector store where the lanes are inside Y.
   // CHECK-NOT: __syncthreads();
-  // CHECK: vec_lanes_1[v_2] = tile_cuda::cvt<tile_cuda::bf16>(f[(rs_1 + cs_1) * 2 + v_2]);
-  // CHECK: reinterpret_cast<tile_cuda::bytes<4> *>(vec_base_1)[0] = reinterpret_cast<const tile_cuda::bytes<4> *>(vec_lanes_1)[0];
+  // CHECK: if ((int64_t)(bx * 8) + 8l <= Y_size0 && 16l <= Y_size1) {
+  // CHECK: vec_lanes_2[v_3] = tile_cuda::cvt<tile_cuda::bf16>(f[(rs_1 + cs_1) * 2 + v_3]);
+  // CHECK: reinterpret_cast<tile_cuda::bytes<4> *>(vec_base_2)[0] = reinterpret_cast<const tile_cuda::bytes<4> *>(vec_lanes_2)[0];
   // CHECK: } else {
-  // CHECK: Y[(int64_t)(bx * 8 + i_2) * Y_stride0 + (int64_t)j_2 * Y_stride1] = tile_cuda::cvt<tile_cuda::bf16>(f[(rs_1 + cs_1) * 2 + v_2]);
+  // CHECK: Y[(int64_t)(bx * 8 + i_3) * Y_stride0 + (int64_t)j_3 * Y_stride1] = tile_cuda::cvt<tile_cuda::bf16>(f[(rs_1 + cs_1) * 2 + v_3]);
+  // CHECK: } else {
+  // CHECK: Y[(int64_t)(bx * 8 + i_4) * Y_stride0 + (int64_t)j_4 * Y_stride1] = tile_cuda::cvt<tile_cuda::bf16>(f[(rs_2 + cs_2) * 2 + v_4]);
   T::copy(f, Y.at(bx * 8, 0));
 }
