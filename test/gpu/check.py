@@ -3,7 +3,8 @@
 
 Each execution test's output is checked by FileCheck against its own source, as its lit RUN
 line does on the CPU; each program must exit 0, each example print PASS, and each sanitizer
-run report no error.
+run report no error,
+and the GEMM example's kernel hold HMMA instructions in its SASS for sm_90a and sm_80.
   python3 test/gpu/check.py RESULTS_DIR [FILECHECK]
 """
 import os, re, subprocess, sys
@@ -57,6 +58,26 @@ for entry in sorted(os.listdir(results)):
         else:
             passed += 1
             print("PASS " + entry)
+
+# Tensor cores in the GEMM example's machine code: HMMA instructions in matmul_relu for
+# sm_90a and sm_80 (cuobjdump on the GPU machine, summarized by run.sh).
+sass = os.path.join(results, "sass-hmma.txt")
+if not os.path.exists(sass):
+    failed.append("sass-hmma")
+    print("FAIL sass-hmma: no SASS summary (cuobjdump missing on the GPU machine?)")
+else:
+    archs = {}
+    for line in read("sass-hmma.txt").splitlines():
+        parts = line.split()
+        if len(parts) == 4 and "matmul_relu" in parts[2]:
+            archs.setdefault(parts[1], []).append(int(parts[3]))
+    missing = [a for a in ("sm_90a", "sm_80") if not archs.get(a) or min(archs[a]) == 0]
+    if missing:
+        failed.append("sass-hmma")
+        print("FAIL sass-hmma: matmul_relu without HMMA for %s: %s" % (", ".join(missing), archs))
+    else:
+        passed += 1
+        print("PASS sass-hmma (matmul_relu HMMA count per image: %s)" % archs)
 
 print("%d passed, %d failed" % (passed, len(failed)))
 sys.exit(1 if failed else 0)
