@@ -13,6 +13,7 @@ sizes="4096"
 [ "${1:-}" = --quick ] || sizes="4096 8192"
 for n in $sizes; do
   bin/example-gemm "$n" "$n" "$n" | tee -a "$out"
+  bin/example-gemm "$n" "$n" "$n" f16 | tee -a "$out"
 done
 for name in softmax rmsnorm layernorm; do
   bin/example-$name 32768 8192 | tee -a "$out"

@@ -19,6 +19,10 @@ for program in bin/*; do
   echo $? > "results/$name.rc"
   printf '%-24s exit %s\n' "$name" "$(cat "results/$name.rc")"
 done
+# The GEMM example in fp16 as well.
+TILE_DEVICE=cuda timeout 300 bin/example-gemm 333 222 111 f16 > results/example-gemm-f16.out 2> results/example-gemm-f16.err
+echo $? > results/example-gemm-f16.rc
+printf '%-24s exit %s\n' example-gemm-f16 "$(cat results/example-gemm-f16.rc)"
 # The examples under compute-sanitizer, on sizes that divide no tile but run quickly.
 if command -v compute-sanitizer > /dev/null; then
   for tool in memcheck racecheck; do
