@@ -5,18 +5,18 @@
 
 namespace T = tile;
 
-template <class E = T::bf16, int BM = 128, int BN = 128, int BK = 32>
+template <class E = T::bf16, int BM = 128, int BN = 128, int BK = 32, int NT = 128, int S = 3>
 [[tile::kernel]] void matmul_relu(T::tensor<const E, 2> A,   // [M, K]
                                   T::tensor<const E, 2> B,   // [K, N]
                                   T::tensor<E, 2> C) {       // [M, N]
   const int M = A.size(0), K = A.size(1), N = B.size(1);
-  auto [bx, by] = T::grid(T::ceildiv(N, BN), T::ceildiv(M, BM), T::threads(128));
+  auto [bx, by] = T::grid(T::ceildiv(N, BN), T::ceildiv(M, BM), T::threads(NT));
 
   T::shared<E, BM, BK> As;
   T::shared<E, BK, BN> Bs;
   T::fragment<float, BM, BN> acc;
   T::clear(acc);
-  for (int k : T::pipelined(T::ceildiv(K, BK), T::stages(3))) {
+  for (int k : T::pipelined(T::ceildiv(K, BK), T::stages(S))) {
     T::copy(A.at(by * BM, k * BK), As);
     T::copy(B.at(k * BK, bx * BN), Bs);
     T::gemm(As, Bs, acc);

@@ -6,11 +6,11 @@
 
 namespace T = tile;
 
-template <int BM = 4, int BN = 256>
+template <int BM = 4, int BN = 256, int NT = 128>
 [[tile::kernel]] void layernorm(T::tensor<const T::bf16, 2> X, T::tensor<const T::bf16, 1> W,
                                 T::tensor<const T::bf16, 1> B, T::tensor<T::bf16, 2> Y, float eps) {
   const int M = X.size(0), N = X.size(1);
-  auto [bx] = T::grid(T::ceildiv(M, BM));
+  auto [bx] = T::grid(T::ceildiv(M, BM), T::threads(NT));
   T::fragment<float, BM, BN> x;
   T::fragment<float, BN> w, b;
   T::fragment<float, BM> mean, rstd, part;

@@ -6,10 +6,10 @@
 
 namespace T = tile;
 
-template <int BM = 4, int BN = 256>
+template <int BM = 4, int BN = 256, int NT = 128>
 [[tile::kernel]] void softmax(T::tensor<const T::bf16, 2> X, T::tensor<T::bf16, 2> Y) {
   const int M = X.size(0), N = X.size(1);
-  auto [bx] = T::grid(T::ceildiv(M, BM));
+  auto [bx] = T::grid(T::ceildiv(M, BM), T::threads(NT));
   T::fragment<float, BM, BN> x;
   T::fragment<float, BM> row_max, row_sum, part;
   T::fill(row_max, -T::infinity<float>());

@@ -38,11 +38,14 @@ FragmentLayout matrix_layout(std::int64_t rows, std::int64_t cols, int threads) 
   while (vec > 1 && (cols % vec != 0 || rows * cols / vec < threads))
     vec /= 2;
   l.vec = vec;
-  // Threads per row: a power of two dividing both the row's vectors and the threads, at
-  // most a warp (row reductions combine a row's threads by warp shuffles) unless there is one row.
+  // Threads per row: a power of two dividing both the row's vectors and the threads; at
+  // most a warp (row reductions then combine a row's threads by warp shuffles alone) when
+  // the rows can keep every warp busy, else up to the threads per row that spreads the
+  // rows over all threads (a row over several warps: reductions also combine the warps
+  // through shared memory).
   int tc = 1;
-  const int max_tc = rows == 1 ? threads : 32;
-  while (tc < max_tc && (cols / vec) % (tc * 2) == 0 && threads % (tc * 2) == 0)
+  const int max_tc = rows * 32 >= threads ? 32 : int(threads / rows);
+  while (tc * 2 <= max_tc && (cols / vec) % (tc * 2) == 0 && threads % (tc * 2) == 0)
     tc *= 2;
   l.threads_per_row = tc;
   l.row_threads = threads / tc;

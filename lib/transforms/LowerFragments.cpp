@@ -20,6 +20,9 @@ struct SlotVars {
 
 class Lowerer : public IRMutator {
 public:
+  /// Shared buffers the lowering made (cross-warp reductions), to be declared.
+  std::vector<Buffer> scratch_;
+
   explicit Lowerer(Kernel &k) : k_(k) {
     if (!k_.thread_index)
       k_.thread_index = make_var("tid", ScalarType::I32);
@@ -217,13 +220,38 @@ private:
     Stmt step = assign(acc, reduce_step(n->reduce_kind, acc, cast(at, load(src, {slot(n->src.get())}))));
     row.push_back(for_loop(sv.cs, int_imm(0), int_imm(l.col_steps()), ForKind::Unrolled,
                            for_loop(sv.v, int_imm(0), int_imm(l.vec), ForKind::Unrolled, step)));
-    // The row's threads are lanes tid % TC of one warp: a butterfly leaves the result in all.
-    for (int offset = l.threads_per_row / 2; offset >= 1; offset /= 2)
+    // The row's threads are lanes tid % TC of a warp, or of TC / 32 warps: a butterfly
+    // over a warp's lanes leaves the warp's result in all of them.
+    const int tc = l.threads_per_row, lanes = tc < 32 ? tc : 32;
+    for (int offset = lanes / 2; offset >= 1; offset /= 2)
       row.push_back(assign(acc, reduce_combine(n->reduce_kind, acc, shuffle_xor(acc, offset))));
-    Expr out = n->clear ? Expr(acc) : reduce_combine(n->reduce_kind, cast(at, load(dst, {sv.rs})), acc);
-    row.push_back(store(dst, {sv.rs}, cast(n->dst->dtype, out)));
+    auto finish = [&](const Var &rs, const Expr &value) {
+      Expr out = n->clear ? value : reduce_combine(n->reduce_kind, cast(at, load(dst, {rs})), value);
+      return store(dst, {rs}, cast(n->dst->dtype, out));
+    };
+    if (tc <= 32) {
+      row.push_back(finish(sv.rs, acc));
+      slots_ = outer;
+      return for_loop(sv.rs, int_imm(0), int_imm(l.row_steps()), ForKind::Slots, seq(row));
+    }
+    // A row over several warps: each warp's first lane leaves its result in shared memory,
+    // slot [rs, row thread, warp of the row]; then every thread combines its row's (the
+    // barrier between is insert-sync's).
+    const std::int64_t warps = tc / 32;
+    Buffer partial = make_buffer("red_warps", Scope::Shared, at, {l.row_steps(), l.row_threads, warps});
+    scratch_.push_back(partial);
+    const Expr group = div(tid(), int_imm(tc)), warp = div(binary(BinaryOp::Mod, tid(), int_imm(tc)), int_imm(32));
+    row.push_back(if_then_else(binary(BinaryOp::EQ, binary(BinaryOp::Mod, tid(), int_imm(32)), int_imm(0)),
+                               store(partial, {sv.rs, group, warp}, acc)));
+    Stmt leave = for_loop(sv.rs, int_imm(0), int_imm(l.row_steps()), ForKind::Slots, seq(row));
+    SlotVars sv2{make_var("rs", ScalarType::I32), nullptr, nullptr};
+    Var all = make_var("red", at);
+    std::vector<Stmt> combine = {declare(all, load(partial, {sv2.rs, group, int_imm(0)}))};
+    for (std::int64_t w = 1; w < warps; ++w)
+      combine.push_back(assign(all, reduce_combine(n->reduce_kind, all, load(partial, {sv2.rs, group, int_imm(w)}))));
+    combine.push_back(finish(sv2.rs, all));
     slots_ = outer;
-    return for_loop(sv.rs, int_imm(0), int_imm(l.row_steps()), ForKind::Slots, seq(row));
+    return seq({leave, for_loop(sv2.rs, int_imm(0), int_imm(l.row_steps()), ForKind::Slots, seq(combine))});
   }
 };
 
@@ -235,6 +263,13 @@ Kernel lower_fragments(const Kernel &kernel) {
   Kernel k = kernel;
   Lowerer lowerer(k);
   k.body = lowerer.mutate(kernel.body);
+  if (!lowerer.scratch_.empty()) {
+    std::vector<Stmt> body;
+    for (auto &b : lowerer.scratch_)
+      body.push_back(decl_buffer(b));
+    body.push_back(k.body);
+    k.body = seq(body);
+  }
   k.layouts = lowerer.register_layouts(); // no fragment is left: the registers keep the layouts
   return k;
 }

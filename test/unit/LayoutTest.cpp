@@ -41,8 +41,12 @@ TEST(Layout, MatrixLayoutsHoldEachElementOnce) {
         FragmentLayout l = matrix_layout(rows, cols, threads);
         EXPECT_EQ(l.row_threads * l.threads_per_row, threads) << to_string(l);
         EXPECT_EQ(cols % (l.vec * l.threads_per_row), 0) << to_string(l);
-        if (rows > 1)
-          EXPECT_LE(l.threads_per_row, 32) << to_string(l); // a row's threads share a warp
+        // A row's threads share a warp when there are rows enough for every warp; a row
+        // over several warps spans whole warps and no more threads than spread the rows.
+        if (rows * 32 >= threads)
+          EXPECT_LE(l.threads_per_row, 32) << to_string(l);
+        else if (l.threads_per_row > 32)
+          EXPECT_TRUE(l.threads_per_row % 32 == 0 && l.threads_per_row * rows <= threads) << to_string(l);
         auto m = holders(l, threads);
         ASSERT_EQ(std::int64_t(m.size()), rows * cols) << to_string(l);
         std::set<std::pair<int, std::int64_t>> used;

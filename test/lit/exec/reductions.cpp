@@ -1,6 +1,7 @@
 // Every reduction (sum, max, min, absmax, abssum, each also with clear = false onto what
 // the destination holds) of f32 and int32 tiles, along both dimensions, at widths 1, 3, 7,
-// 33 and 100, with thread counts that are not powers of two; and of rank-1 tiles.
+// 33 and 100, with thread counts that are not powers of two; one-row tiles whose row spans
+// several warps (128 to 256 threads on a row); and of rank-1 tiles.
 // RUN: %tile-cxx %s -O2 -o %t && %t | FileCheck %s
 // CHECK-NOT: FAIL
 // CHECK: PASS reduce_f32_dim1_5x1
@@ -8,6 +9,9 @@
 // CHECK: PASS reduce_f32_dim1_3x7
 // CHECK: PASS reduce_f32_dim1_7x33
 // CHECK: PASS reduce_f32_dim1_2x100
+// CHECK: PASS reduce_f32_dim1_1x1024
+// CHECK: PASS reduce_f32_dim1_1x512
+// CHECK: PASS reduce_f32_dim1_1x2048
 // CHECK: PASS reduce_f32_dim0_1x5
 // CHECK: PASS reduce_f32_dim0_3x4
 // CHECK: PASS reduce_f32_dim0_7x3
@@ -21,6 +25,9 @@
 // CHECK: PASS reduce_i32_dim1_3x7
 // CHECK: PASS reduce_i32_dim1_7x33
 // CHECK: PASS reduce_i32_dim1_2x100
+// CHECK: PASS reduce_i32_dim1_1x1024
+// CHECK: PASS reduce_i32_dim1_1x512
+// CHECK: PASS reduce_i32_dim1_1x2048
 // CHECK: PASS reduce_i32_dim0_1x5
 // CHECK: PASS reduce_i32_dim0_3x4
 // CHECK: PASS reduce_i32_dim0_7x3
@@ -175,6 +182,9 @@ template <class E> void run_all(const char *type) {
   case_2d<E, 3, 7, 1, 128>(type);
   case_2d<E, 7, 33, 1, 160>(type);
   case_2d<E, 2, 100, 1, 96>(type);
+  case_2d<E, 1, 1024, 1, 128>(type);
+  case_2d<E, 1, 512, 1, 256>(type);
+  case_2d<E, 1, 2048, 1, 256>(type);
   case_2d<E, 1, 5, 0, 128>(type);
   case_2d<E, 3, 4, 0, 96>(type);
   case_2d<E, 7, 3, 0, 128>(type);

@@ -1,22 +1,26 @@
 // Online softmax over rows in chunks, with the ragged last chunk masked to -infinity, in
 // f32 and bf16: rows and columns that divide no tile size, a row shorter than one chunk,
-// and many chunks.
+// and many chunks; one-row tiles whose rows span several warps (their reductions combine
+// the warps through shared memory), with thread counts of 128 and 256.
 // RUN: %tile-cxx %s -O2 -o %t && %t | FileCheck %s
 // CHECK-NOT: FAIL
 // CHECK: PASS softmax_f32_13x100
 // CHECK: PASS softmax_f32_5x7
 // CHECK: PASS softmax_bf16_37x333
 // CHECK: PASS softmax_f32_3x1
+// CHECK: PASS softmax_f32_1row_5x2500
+// CHECK: PASS softmax_bf16_1row_3x5000
+// CHECK: PASS softmax_f32_1row_4x700
 // CHECK-NOT: FAIL
 
 #include "Inputs/check.h"
 
 namespace T = tile;
 
-template <class E, int BM, int BN>
+template <class E, int BM, int BN, int NT>
 [[tile::kernel]] void softmax(T::tensor<const E, 2> X, T::tensor<E, 2> Y) {
   const int M = X.size(0), N = X.size(1);
-  auto [bx] = T::grid(T::ceildiv(M, BM));
+  auto [bx] = T::grid(T::ceildiv(M, BM), T::threads(NT));
   T::fragment<float, BM, BN> x;
   T::fragment<float, BM> m, l, part;
   T::fill(m, -T::infinity<float>());
@@ -48,7 +52,7 @@ template <class E, int BM, int BN>
   }
 }
 
-template <class E, int BM, int BN> void run(const char *name, int M, int N, double tol) {
+template <class E, int BM, int BN, int NT = 128> void run(const char *name, int M, int N, double tol) {
   // A range where exp(x) without the running maximum overflows float.
   auto x = check::random<E>(std::size_t(M) * N, -100, 100);
   std::vector<double> ref(x.size());
@@ -63,7 +67,7 @@ template <class E, int BM, int BN> void run(const char *name, int M, int N, doub
   }
   auto X = check::upload(x, {M, N});
   auto Y = check::upload(check::poisoned<E>(x.size()), {M, N});
-  softmax<E, BM, BN>(X, Y);
+  softmax<E, BM, BN, NT>(X, Y);
   check::close(name, ref, Y.to_vector(), tol);
 }
 
@@ -72,5 +76,8 @@ int main() {
   run<float, 4, 32>("softmax_f32_5x7", 5, 7, 1e-5);
   run<T::bf16, 8, 64>("softmax_bf16_37x333", 37, 333, 1e-2);
   run<float, 2, 16>("softmax_f32_3x1", 3, 1, 1e-5);
+  run<float, 1, 1024, 128>("softmax_f32_1row_5x2500", 5, 2500, 1e-5);
+  run<T::bf16, 1, 2048, 256>("softmax_bf16_1row_3x5000", 3, 5000, 1e-2);
+  run<float, 1, 512, 256>("softmax_f32_1row_4x700", 4, 700, 1e-5);
   return check::result();
 }

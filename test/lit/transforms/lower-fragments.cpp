@@ -54,3 +54,28 @@ namespace T = tile;
   T::fragment<float, 3, 5> b;
   T::clear(b);
 }
+
+// A row over four warps (one row of 1024 columns, 128 threads): the butterfly stays inside
+// each warp, whose first lane leaves its result in shared memory; then every thread
+// combines its row's four.
+// CHECK-LABEL: kernel wide_row(
+// CHECK: shared red_warps: f32[1, 1, 4]
+// CHECK: red = red + shfl_xor(red, 16)
+// CHECK-NOT: shfl_xor(red, 32)
+// CHECK: red = red + shfl_xor(red, 1)
+// CHECK-NEXT: if (tid % 32 == 0) {
+// CHECK-NEXT: red_warps[rs.2, tid / 128, tid % 128 / 32] = red
+// CHECK: for rs.3 in slots(0, 1) {
+// CHECK-NEXT: var red.1: f32 = red_warps[rs.3, tid / 128, 0]
+// CHECK-NEXT: red.1 = red.1 + red_warps[rs.3, tid / 128, 1]
+// CHECK-NEXT: red.1 = red.1 + red_warps[rs.3, tid / 128, 2]
+// CHECK-NEXT: red.1 = red.1 + red_warps[rs.3, tid / 128, 3]
+// CHECK-NEXT: s[rs.3] = red.1
+[[tile::kernel]] void wide_row(T::tensor<const float, 2> X, T::tensor<float, 1> Y) {
+  auto [bx] = T::grid(X.size(0));
+  T::fragment<float, 1, 1024> x;
+  T::fragment<float, 1> s;
+  T::copy(X.at(bx, 0), x);
+  T::reduce_sum(x, s, 1);
+  T::copy(s, Y.at(bx));
+}
