@@ -2,8 +2,8 @@
 // timing, and the line they end with:
 //   PASS <name> <size> <time> ms     (exit status 0)
 //   FAIL <name> <size> ...           (exit status 1)
-// With TILE_BENCH_REPS=N in the environment, the time is the median of N launches after a
-// warm-up, and a JSON line in the format of ../shared/bench/peers.py follows (bench/).
+// With TILE_BENCH_REPS=N in the environment, the time is the median of N samples of 10
+// launches in a row after a warm-up (time_ms), and a JSON line in the format of ../shared/bench/peers.py follows (bench/).
 #pragma once
 
 #include <tile/tile.h>
@@ -74,22 +74,26 @@ inline int bench_reps() {
   return v ? std::max(0, std::atoi(v)) : 0;
 }
 
-/// Runs `launch` and waits for the device; returns the elapsed milliseconds (in bench mode,
-/// the median of bench_reps() launches after a first one that loads the image).
+/// Runs `launch` and waits for the device; returns the elapsed milliseconds. In bench mode,
+/// after a first launch that loads the image, the median over bench_reps() samples of the
+/// time per launch of 10 launches in a row (the device's time per kernel, without the
+/// host's launch and wake-up latency, which CUDA-event timings such as peers.py's also
+/// leave out).
 template <class F> double time_ms(F &&launch) {
-  auto once = [&] {
+  auto timed = [&](int n) {
     auto t0 = std::chrono::steady_clock::now();
-    launch();
+    for (int i = 0; i < n; ++i)
+      launch();
     tile::synchronize();
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / n;
   };
-  double first = once();
+  double first = timed(1);
   const int reps = bench_reps();
   if (reps == 0)
     return first;
   std::vector<double> t;
   for (int r = 0; r < reps; ++r)
-    t.push_back(once());
+    t.push_back(timed(10));
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
 }

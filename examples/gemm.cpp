@@ -5,7 +5,7 @@
 
 namespace T = tile;
 
-template <class E = T::bf16, int BM = 128, int BN = 128, int BK = 32, int NT = 128, int S = 3>
+template <class E = T::bf16, int BM = 128, int BN = 256, int BK = 64, int NT = 256, int S = 3>
 [[tile::kernel]] void matmul_relu(T::tensor<const E, 2> A,   // [M, K]
                                   T::tensor<const E, 2> B,   // [K, N]
                                   T::tensor<E, 2> C) {       // [M, N]

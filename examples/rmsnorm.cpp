@@ -5,7 +5,7 @@
 
 namespace T = tile;
 
-template <int BM = 4, int BN = 256, int NT = 128>
+template <int BM = 1, int BN = 1024, int NT = 128>
 [[tile::kernel]] void rmsnorm(T::tensor<const T::bf16, 2> X, T::tensor<const T::bf16, 1> W, T::tensor<T::bf16, 2> Y,
                               float eps) {
   const int M = X.size(0), N = X.size(1);

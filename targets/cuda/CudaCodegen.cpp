@@ -83,8 +83,23 @@ private:
         continue;
       }
       unpack_tensor(int(i), p.tensor, arg, "__restrict__");
+      // Whether 16-byte vectors at 16-byte multiples of the last index are aligned: an
+      // aligned start, unit last stride, and the other strides 16-byte multiples. Tested
+      // once here instead of at each vector access (emit_vector_access).
+      const Buffer &b = p.tensor;
+      const int elem = bytes(b->dtype);
+      if (elem <= 8) {
+        std::string flag = names_.fresh(buffer(b) + "_vec16");
+        std::string test = "reinterpret_cast<uintptr_t>(" + arg + ".data) % 16 == 0 && " + arg + ".strides[" +
+                           std::to_string(b->rank() - 1) + "] == 1";
+        for (int d = 0; d + 1 < b->rank(); ++d)
+          test += " && " + arg + ".strides[" + std::to_string(d) + "] % " + std::to_string(16 / elem) + " == 0";
+        line("const bool " + flag + " = " + test + ";");
+        vec16_[b.get()] = flag;
+      }
     }
   }
+  std::map<const BufferNode *, std::string> vec16_; // tensor -> its 16-byte vector flag
 
   void block_coordinates() {
     if (k_.thread_index)
@@ -297,10 +312,26 @@ private:
     std::string fast = expr(last_stride, P_Eq + 1) + " == 1";
     for (auto &c : conds)
       fast += " && " + expr(first.mutate(c), P_LAnd + 1) + " && " + expr(end.mutate(c), P_LAnd + 1);
+    // 16-byte chunks starting at a last index known to be a multiple of 16 bytes: aligned
+    // whenever the tensor's flag says so (params()), and the last stride is then 1.
+    const bool flagged = chunk == 16 && vec16_.count(g.get()) &&
+                         analysis::known_divisor(first_idx[rank - 1]) * elem % 16 == 0;
     line("{");
     ++indent_;
-    line(std::string(is_load ? "const " : "") + type + " *" + base + " = &" + element(g, first_idx) + ";");
-    line("if (" + fast + " && reinterpret_cast<uintptr_t>(" + base + ") % " + std::to_string(chunk) + " == 0) {");
+    if (flagged) {
+      Expr off = ir::cast(ScalarType::I64, first_idx[rank - 1]);
+      for (int d = rank - 2; d >= 0; --d)
+        off = add(mul(ir::cast(ScalarType::I64, first_idx[d]), g->strides[d]), off);
+      line(std::string(is_load ? "const " : "") + type + " *" + base + " = " + buffer(g) + " + " + expr(off, targets::P_Add + 1) +
+           ";");
+      std::string test = vec16_.at(g.get());
+      for (auto &c : conds)
+        test += " && " + expr(first.mutate(c), P_LAnd + 1) + " && " + expr(end.mutate(c), P_LAnd + 1);
+      line("if (" + test + ") {");
+    } else {
+      line(std::string(is_load ? "const " : "") + type + " *" + base + " = &" + element(g, first_idx) + ";");
+      line("if (" + fast + " && reinterpret_cast<uintptr_t>(" + base + ") % " + std::to_string(chunk) + " == 0) {");
+    }
     ++indent_;
     auto copy_chunks = [&](const std::string &to, const std::string &from) {
       for (std::int64_t c = 0; c < total / chunk; ++c)

@@ -12,7 +12,7 @@
 // RUN: %tile-cxx -c -fplugin-arg-tile-targets=cuda:sm_90a+sm_80 -fplugin-arg-tile-cache=%t/cache \
 // RUN:   -fplugin-arg-tile-emit-source=%t -fplugin-arg-tile-verbose %s -o %t/a.o 2>&1 | FileCheck %s --check-prefix=NVCC
 // RUN: ls %t | FileCheck %s --check-prefix=FILES
-// NVCC: remark: tile: cuda image of codegen.cpp (1 kernel) compiled
+// NVCC: remark: tile: cuda image of codegen.cpp (2 kernels) compiled
 // FILES: codegen.cu
 // FILES: tile_cuda.h
 
@@ -87,4 +87,23 @@ namespace T = tile;
   // CHECK: } else {
   // CHECK: Y[(int64_t)(bx * 8 + i_4) * Y_stride0 + (int64_t)j_4 * Y_stride1] = tile_cuda::cvt<tile_cuda::bf16>(f[(rs_2 + cs_2) * 2 + v_4]);
   T::copy(f, Y.at(bx * 8, 0));
+}
+
+// 16-byte vectors: whether a tensor allows them at 16-byte multiples of its last index
+// (aligned start, unit last stride, other strides multiples of 16 bytes) is tested once
+// per launch; the accesses then test only that flag, and address with a unit last stride.
+// CHECK-LABEL: // wide_rows
+// CHECK: const bool X_vec16 = reinterpret_cast<uintptr_t>(X_arg.data) % 16 == 0 && X_arg.strides[1] == 1 && X_arg.strides[0] % 8 == 0;
+// CHECK: const tile_cuda::bf16 *vec_base = X + ((int64_t)(bx * 4 + (rs * 4 + tid / 8)) * X_stride0 + (int64_t)((cs * 8 + tid % 8) * 8));
+// CHECK-NEXT: if (X_vec16) {
+// CHECK-NEXT: alignas(16) tile_cuda::bf16 vec_lanes[8];
+// CHECK-NEXT: reinterpret_cast<tile_cuda::bytes<16> *>(vec_lanes)[0] = reinterpret_cast<const tile_cuda::bytes<16> *>(vec_base)[0];
+// In the path for a tile at the tensor's edge, the flag and the bounds of the first and
+// last lanes.
+// CHECK: if (X_vec16 && ((int64_t)(bx * 4 + (rs_1 * 4 + tid / 8)) < X_size0 && (int64_t)((cs_1 * 8 + tid % 8) * 8) < X_size1) && ((int64_t)(bx * 4 + (rs_1 * 4 + tid / 8)) < X_size0 && (int64_t)((cs_1 * 8 + tid % 8) * 8 + 7) < X_size1)) {
+[[tile::kernel]] void wide_rows(T::tensor<const T::bf16, 2> X, T::tensor<float, 2> Y) {
+  auto [bx] = T::grid(T::ceildiv(X.size(0), 4), T::threads(32));
+  T::fragment<float, 4, 64> f;
+  T::copy(X.at(bx * 4, 0), f);
+  T::copy(f, Y.at(bx * 4, 0));
 }
