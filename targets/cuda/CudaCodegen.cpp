@@ -3,7 +3,9 @@
 #include <cctype>
 #include <cstdio>
 #include <functional>
+#include <optional>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "analysis/Divisibility.h"
@@ -100,6 +102,9 @@ private:
     }
   }
   std::map<const BufferNode *, std::string> vec16_; // tensor -> its 16-byte vector flag
+  /// Tensors whose flag a loop around is unswitched on (decided_), on its true side
+  /// (assumed_) or its false side (refuted_).
+  std::set<const BufferNode *> decided_, assumed_, refuted_;
 
   void block_coordinates() {
     if (k_.thread_index)
@@ -157,6 +162,43 @@ private:
   void emit_for(const ForNode *n) override {
     if (n->for_kind == ForKind::Vectorized && emit_vector_access(n))
       return;
+    // A thread's share of copies whose vector accesses all depend on one uniform test (a
+    // tensor's 16-byte flag, no bounds): the loop twice, the test once, outside.
+    if (n->for_kind == ForKind::Threads || n->for_kind == ForKind::Slots) {
+      std::set<const BufferNode *> tensors;
+      for_each_node(n->body, nullptr, [&](const Stmt &x) {
+        auto f = x->as<ForNode>();
+        if (!f || f->for_kind != ForKind::Vectorized)
+          return;
+        if (auto a = parse_vector_access(f); a && a->conds.empty() && flagged(*a) && !decided_.count(a->g.get()))
+          tensors.insert(a->g.get());
+      });
+      if (!tensors.empty()) {
+        std::string test;
+        for (auto *g : tensors) {
+          test += (test.empty() ? "" : " && ") + vec16_.at(g);
+          decided_.insert(g);
+        }
+        line("if (" + test + ") {");
+        ++indent_;
+        assumed_.insert(tensors.begin(), tensors.end());
+        emit_for(n);
+        for (auto *g : tensors)
+          assumed_.erase(g);
+        --indent_;
+        line("} else {");
+        ++indent_;
+        refuted_.insert(tensors.begin(), tensors.end());
+        emit_for(n);
+        for (auto *g : tensors)
+          refuted_.erase(g);
+        --indent_;
+        line("}");
+        for (auto *g : tensors)
+          decided_.erase(g);
+        return;
+      }
+    }
     if (n->for_kind == ForKind::Slots) { // per-thread work, unrolled
       ++threads_depth_;
       CEmitter::emit_for(n);
@@ -223,10 +265,24 @@ private:
   /// copies of lower-tile-ops, bound by lower-fragments) as one access of V consecutive
   /// elements where, at run time, they are contiguous, aligned and inside the tensor; the
   /// scalar loop otherwise. False (nothing emitted) for any other body.
-  bool emit_vector_access(const ForNode *n) {
+  /// What emit_vector_access needs of a Vectorized loop it can emit, or nothing.
+  struct VectorAccess {
+    std::int64_t V = 0;
+    std::vector<const DeclareNode *> decls;
+    std::vector<Expr> conds;
+    const StoreNode *st = nullptr;
+    const LoadNode *global_load = nullptr;
+    bool is_load = false;
+    Buffer g;
+    int elem = 0, rank = 0;
+    std::int64_t total = 0, chunk = 0;
+    std::vector<Expr> first_idx;
+  };
+  std::optional<VectorAccess> parse_vector_access(const ForNode *n) const {
+    VectorAccess a;
     const auto V = as_const_int(n->extent);
     if (!V || *V < 2 || !is_const_int(n->begin, 0) || !is_const_int(n->step, 1))
-      return false;
+      return std::nullopt;
     // The body: declarations, then one store, possibly under guards (ifs without else).
     std::vector<const DeclareNode *> decls;
     Stmt last;
@@ -237,7 +293,7 @@ private:
         else if (i + 1 == q->stmts.size())
           last = q->stmts[i];
         else
-          return false;
+          return std::nullopt;
       }
     } else {
       last = n->body;
@@ -245,13 +301,13 @@ private:
     std::vector<Expr> conds;
     while (auto i = last->as<IfNode>()) {
       if (i->else_case)
-        return false;
+        return std::nullopt;
       conds.push_back(i->cond);
       last = i->then_case;
     }
     auto st = last->as<StoreNode>();
     if (!st)
-      return false;
+      return std::nullopt;
     // Load: registers[slot] = select(bounds, cast(G[...]), 0) or cast(G[...]);
     // store: if (bounds) G[...] = value.
     const LoadNode *global_load = nullptr;
@@ -261,31 +317,31 @@ private:
                          st->buffer->scope == Scope::Fragment;
     if (is_load) {
       if (!conds.empty())
-        return false;
+        return std::nullopt;
       Expr v = st->value;
       if (auto s = v->as<SelectNode>()) {
         if (!is_bounds_check(s->cond) || !(s->f->as<FloatImmNode>() || s->f->as<IntImmNode>()))
-          return false;
+          return std::nullopt;
         conds.push_back(s->cond);
         v = s->t;
       }
       const CastNode *c = v->as<CastNode>();
       global_load = (c ? c->value : v)->as<LoadNode>();
       if (!global_load || global_load->buffer->scope != Scope::Global)
-        return false;
+        return std::nullopt;
     } else if (st->buffer->scope != Scope::Global) {
-      return false;
+      return std::nullopt;
     }
     for (auto &c : conds)
       if (!is_bounds_check(c))
-        return false;
+        return std::nullopt;
     const Buffer &g = is_load ? global_load->buffer : st->buffer;
     const std::vector<Expr> &gidx = is_load ? global_load->indices : st->indices;
     const int elem = bytes(g->dtype), rank = g->rank();
     const std::int64_t total = *V * elem;
     const std::int64_t chunk = total >= 16 ? 16 : total;
     if (elem > 8 || total % chunk != 0 || (chunk & (chunk - 1)) != 0)
-      return false;
+      return std::nullopt;
     // The indices and guards at the first and last lanes, declarations inlined.
     auto at_lane = [&](std::int64_t lane) {
       Substituter s;
@@ -298,13 +354,60 @@ private:
     // Consecutive lanes are consecutive elements of the last dimension only.
     for (int d = 0; d + 1 < rank; ++d)
       if (!equal(first.mutate(gidx[d]), second.mutate(gidx[d])))
-        return false;
+        return std::nullopt;
     if (equal(first.mutate(gidx[rank - 1]), second.mutate(gidx[rank - 1])))
-      return false;
-    const Expr last_stride = g->strides[rank - 1];
+      return std::nullopt;
     std::vector<Expr> first_idx;
     for (auto &i : gidx)
       first_idx.push_back(first.mutate(i));
+    a.V = *V;
+    a.decls = decls;
+    a.conds = conds;
+    a.st = st;
+    a.global_load = global_load;
+    a.is_load = is_load;
+    a.g = g;
+    a.elem = elem;
+    a.rank = rank;
+    a.total = total;
+    a.chunk = chunk;
+    a.first_idx = first_idx;
+    return a;
+  }
+
+  /// Substitutions giving an access's indices and guards at a lane, declarations inlined.
+  static Substituter at_lane(const ForNode *n, const VectorAccess &a, std::int64_t lane) {
+    Substituter s;
+    s.vars[n->var.get()] = int_imm(lane, n->var->type);
+    for (auto *d : a.decls)
+      s.vars[d->var.get()] = s.mutate(d->init);
+    return s;
+  }
+
+  /// 16-byte chunks starting at a last index known to be a multiple of 16 bytes: aligned
+  /// whenever the tensor's flag says so (params()), and the last stride is then 1.
+  bool flagged(const VectorAccess &a) const {
+    return a.chunk == 16 && vec16_.count(a.g.get()) &&
+           analysis::known_divisor(a.first_idx[a.rank - 1]) * a.elem % 16 == 0;
+  }
+
+  bool emit_vector_access(const ForNode *n) {
+    auto parsed = parse_vector_access(n);
+    if (!parsed)
+      return false;
+    const VectorAccess &a = *parsed;
+    const std::int64_t *V = &a.V;
+    const auto &decls = a.decls;
+    const auto &conds = a.conds;
+    const StoreNode *st = a.st;
+    const LoadNode *global_load = a.global_load;
+    const bool is_load = a.is_load;
+    const Buffer &g = a.g;
+    const int elem = a.elem, rank = a.rank;
+    const std::int64_t total = a.total, chunk = a.chunk;
+    const std::vector<Expr> &first_idx = a.first_idx;
+    Substituter first = at_lane(n, a, 0), second = at_lane(n, a, 1), end = at_lane(n, a, *V - 1);
+    const Expr last_stride = g->strides[rank - 1];
     Buffer lane_buffer = make_buffer("vec_lanes", Scope::Local, g->dtype, {*V});
     made_.push_back(lane_buffer); // alive while names_ knows it by its address
     const std::string base = names_.fresh("vec_base"), lanes = buffer(lane_buffer);
@@ -312,13 +415,23 @@ private:
     std::string fast = expr(last_stride, P_Eq + 1) + " == 1";
     for (auto &c : conds)
       fast += " && " + expr(first.mutate(c), P_LAnd + 1) + " && " + expr(end.mutate(c), P_LAnd + 1);
-    // 16-byte chunks starting at a last index known to be a multiple of 16 bytes: aligned
-    // whenever the tensor's flag says so (params()), and the last stride is then 1.
-    const bool flagged = chunk == 16 && vec16_.count(g.get()) &&
-                         analysis::known_divisor(first_idx[rank - 1]) * elem % 16 == 0;
+    const bool is_flagged = flagged(a);
+    if (is_flagged && refuted_.count(g.get())) { // the false side of an unswitched loop
+      CEmitter::emit_for(n);
+      return true;
+    }
+    // Inside a loop unswitched on the flag (emit_for), its true side: no test at all.
+    const bool assumed = is_flagged && conds.empty() && assumed_.count(g.get());
     line("{");
     ++indent_;
-    if (flagged) {
+    if (assumed) {
+      Expr off = ir::cast(ScalarType::I64, first_idx[rank - 1]);
+      for (int d = rank - 2; d >= 0; --d)
+        off = add(mul(ir::cast(ScalarType::I64, first_idx[d]), g->strides[d]), off);
+      line(std::string(is_load ? "const " : "") + type + " *" + base + " = " + buffer(g) + " + " + expr(off, targets::P_Add + 1) +
+           ";");
+      line("{");
+    } else if (is_flagged) {
       Expr off = ir::cast(ScalarType::I64, first_idx[rank - 1]);
       for (int d = rank - 2; d >= 0; --d)
         off = add(mul(ir::cast(ScalarType::I64, first_idx[d]), g->strides[d]), off);
@@ -413,11 +526,15 @@ private:
       line("}");
     }
     --indent_;
-    line("} else {");
-    ++indent_;
-    CEmitter::emit_for(n);
-    --indent_;
-    line("}");
+    if (assumed) {
+      line("}");
+    } else {
+      line("} else {");
+      ++indent_;
+      CEmitter::emit_for(n);
+      --indent_;
+      line("}");
+    }
     --indent_;
     line("}");
     return true;

@@ -91,16 +91,22 @@ namespace T = tile;
 
 // 16-byte vectors: whether a tensor allows them at 16-byte multiples of its last index
 // (aligned start, unit last stride, other strides multiples of 16 bytes) is tested once
-// per launch; the accesses then test only that flag, and address with a unit last stride.
+// per launch; a thread's loop of such accesses is unswitched on it: plain vector accesses,
+// addressed with a unit last stride, where it holds, element by element where not.
 // CHECK-LABEL: // wide_rows
 // CHECK: const bool X_vec16 = reinterpret_cast<uintptr_t>(X_arg.data) % 16 == 0 && X_arg.strides[1] == 1 && X_arg.strides[0] % 8 == 0;
-// CHECK: const tile_cuda::bf16 *vec_base = X + ((int64_t)(bx * 4 + (rs * 4 + tid / 8)) * X_stride0 + (int64_t)((cs * 8 + tid % 8) * 8));
+// CHECK: if ((int64_t)(bx * 4) + 4l <= X_size0 && 64l <= X_size1) {
 // CHECK-NEXT: if (X_vec16) {
+// CHECK: const tile_cuda::bf16 *vec_base = X + ((int64_t)(bx * 4 + (rs * 4 + tid / 8)) * X_stride0 + (int64_t)((cs * 8 + tid % 8) * 8));
+// CHECK-NEXT: {
 // CHECK-NEXT: alignas(16) tile_cuda::bf16 vec_lanes[8];
 // CHECK-NEXT: reinterpret_cast<tile_cuda::bytes<16> *>(vec_lanes)[0] = reinterpret_cast<const tile_cuda::bytes<16> *>(vec_base)[0];
+// CHECK: } else {
+// CHECK-NOT: vec_base
+// CHECK: f[(rs + cs) * 8 + v] = tile_cuda::cvt<float>(X[(int64_t)(bx * 4 + i) * X_stride0 + (int64_t)j * X_stride1]);
 // In the path for a tile at the tensor's edge, the flag and the bounds of the first and
-// last lanes.
-// CHECK: if (X_vec16 && ((int64_t)(bx * 4 + (rs_1 * 4 + tid / 8)) < X_size0 && (int64_t)((cs_1 * 8 + tid % 8) * 8) < X_size1) && ((int64_t)(bx * 4 + (rs_1 * 4 + tid / 8)) < X_size0 && (int64_t)((cs_1 * 8 + tid % 8) * 8 + 7) < X_size1)) {
+// last lanes, at each access.
+// CHECK: } else {
 [[tile::kernel]] void wide_rows(T::tensor<const T::bf16, 2> X, T::tensor<float, 2> Y) {
   auto [bx] = T::grid(T::ceildiv(X.size(0), 4), T::threads(32));
   T::fragment<float, 4, 64> f;
