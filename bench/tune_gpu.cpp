@@ -309,9 +309,10 @@ void tune_gemm(int n) {
          example::rel_error(ref, got));
   };
   run("128x256x64 t256 s3", [](auto &&...x) { gemm_v<128, 256, 64, 256, 3>(x...); });
+  run("128x256x64 t256 s4", [](auto &&...x) { gemm_v<128, 256, 64, 256, 4>(x...); });
   run("256x128x64 t256 s3", [](auto &&...x) { gemm_v<256, 128, 64, 256, 3>(x...); });
-  run("128x256x64 t256 s2", [](auto &&...x) { gemm_v<128, 256, 64, 256, 2>(x...); });
   run("128x128x64 t128 s3", [](auto &&...x) { gemm_v<128, 128, 64, 128, 3>(x...); });
+  run("128x128x32 t128 s4", [](auto &&...x) { gemm_v<128, 128, 32, 128, 4>(x...); });
 }
 
 void tune_norm(int M, int N) {

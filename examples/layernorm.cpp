@@ -1,6 +1,7 @@
 // Y = (X - mean) / sqrt(var + eps) * w + b over the rows of a bf16 matrix, float
-// accumulation, in three passes over each row in chunks of BN: the mean, the variance
-// (the columns past N masked, as x - mean is not zero there), then the output.
+// accumulation, in three passes over each row in chunks of BN columns: the mean, the
+// variance (the columns past N masked, as x - mean is not zero there), then the output.
+// The sums are kept per element position across the chunks and reduced once per row.
 //   layernorm [M N]      (default 1003 1001: no size divides a tile)
 #include "common.h"
 
@@ -11,30 +12,28 @@ template <int BM = 1, int BN = 1024, int NT = 128>
                                 T::tensor<const T::bf16, 1> B, T::tensor<T::bf16, 2> Y, float eps) {
   const int M = X.size(0), N = X.size(1);
   auto [bx] = T::grid(T::ceildiv(M, BM), T::threads(NT));
-  T::fragment<float, BM, BN> x;
+  T::fragment<float, BM, BN> x, acc;
   T::fragment<float, BN> w, b;
-  T::fragment<float, BM> mean, rstd, part;
-  T::clear(mean);
-  T::clear(rstd);
+  T::fragment<float, BM> mean, rstd;
   const int chunks = T::ceildiv(N, BN);
+  T::clear(acc);
   for (int c = 0; c < chunks; ++c) {
-    T::copy(X.at(bx * BM, c * BN), x);
-    T::reduce_sum(x, part, 1);
-    for (int i : T::parallel(BM))
-      mean(i) = mean(i) + part(i);
+    T::copy(X.at(bx * BM, c * BN), x); // the zeros read past N add nothing
+    for (auto [i, j] : T::parallel(BM, BN))
+      acc(i, j) = acc(i, j) + x(i, j);
   }
+  T::reduce_sum(acc, mean, 1);
   for (int i : T::parallel(BM))
     mean(i) = mean(i) / float(N);
+  T::clear(acc);
   for (int c = 0; c < chunks; ++c) {
     T::copy(X.at(bx * BM, c * BN), x);
     for (auto [i, j] : T::parallel(BM, BN)) {
       float d = x(i, j) - mean(i);
-      x(i, j) = c * BN + j < N ? d * d : 0.0f;
+      acc(i, j) = c * BN + j < N ? acc(i, j) + d * d : acc(i, j);
     }
-    T::reduce_sum(x, part, 1);
-    for (int i : T::parallel(BM))
-      rstd(i) = rstd(i) + part(i);
   }
+  T::reduce_sum(acc, rstd, 1);
   for (int i : T::parallel(BM))
     rstd(i) = T::rsqrt(rstd(i) / float(N) + eps);
   for (int c = 0; c < chunks; ++c) {

@@ -1,5 +1,6 @@
 // Y = X / sqrt(mean(X^2) + eps) * w over the rows of a bf16 matrix, float accumulation, in
-// two passes over each row in chunks of BN.
+// two passes over each row in chunks of BN; the sum of squares is kept per element position
+// across the chunks and reduced once per row.
 //   rmsnorm [M N]      (default 1003 1001: no size divides a tile)
 #include "common.h"
 
@@ -10,19 +11,17 @@ template <int BM = 1, int BN = 1024, int NT = 128>
                               float eps) {
   const int M = X.size(0), N = X.size(1);
   auto [bx] = T::grid(T::ceildiv(M, BM), T::threads(NT));
-  T::fragment<float, BM, BN> x;
+  T::fragment<float, BM, BN> x, acc;
   T::fragment<float, BN> w;
-  T::fragment<float, BM> scale, part;
-  T::clear(scale);
+  T::fragment<float, BM> scale;
+  T::clear(acc);
   const int chunks = T::ceildiv(N, BN);
   for (int c = 0; c < chunks; ++c) {
     T::copy(X.at(bx * BM, c * BN), x); // the zeros read past N add nothing
     for (auto [i, j] : T::parallel(BM, BN))
-      x(i, j) = x(i, j) * x(i, j);
-    T::reduce_sum(x, part, 1);
-    for (int i : T::parallel(BM))
-      scale(i) = scale(i) + part(i);
+      acc(i, j) = acc(i, j) + x(i, j) * x(i, j);
   }
+  T::reduce_sum(acc, scale, 1);
   for (int i : T::parallel(BM))
     scale(i) = T::rsqrt(scale(i) / float(N) + eps);
   for (int c = 0; c < chunks; ++c) {

@@ -1,6 +1,9 @@
-// Y = softmax(X) over the rows of a bf16 matrix, float accumulation. The kernel streams a
-// row in chunks of BN, keeping a running maximum and a running sum (online softmax); the
-// ragged last chunk is masked to -infinity.
+// Y = softmax(X) over the rows of a bf16 matrix, float accumulation, in two passes over
+// each row in chunks of BN columns. The first keeps an online softmax per element position:
+// each thread carries, for the columns it holds, the running maximum m and the running sum
+// s of exp(x - m) over the chunks (one exp per element, no reduction per chunk); the row's
+// maximum and sum are combined from them once. The second writes exp(x - max) / sum. The
+// columns past N are skipped in the first pass and dropped by the copy in the second.
 //   softmax [M N]      (default 1003 1001: no size divides a tile)
 #include "common.h"
 
@@ -10,32 +13,32 @@ template <int BM = 1, int BN = 1024, int NT = 128>
 [[tile::kernel]] void softmax(T::tensor<const T::bf16, 2> X, T::tensor<T::bf16, 2> Y) {
   const int M = X.size(0), N = X.size(1);
   auto [bx] = T::grid(T::ceildiv(M, BM), T::threads(NT));
-  T::fragment<float, BM, BN> x;
-  T::fragment<float, BM> row_max, row_sum, part;
-  T::fill(row_max, -T::infinity<float>());
-  T::clear(row_sum);
+  T::fragment<float, BM, BN> x, m, s;
+  T::fragment<float, BM> row_max, row_sum;
+  T::fill(m, -T::infinity<float>());
+  T::clear(s);
   const int chunks = T::ceildiv(N, BN);
   for (int c = 0; c < chunks; ++c) {
     T::copy(X.at(bx * BM, c * BN), x);
-    for (auto [i, j] : T::parallel(BM, BN))
-      x(i, j) = c * BN + j < N ? x(i, j) : -T::infinity<float>();
-    T::reduce_max(x, part, 1);
-    for (int i : T::parallel(BM)) {
-      // Rescale the sum so far to the new maximum.
-      float m = T::max(row_max(i), part(i));
-      row_sum(i) = row_sum(i) * T::exp(row_max(i) - m);
-      row_max(i) = m;
+    for (auto [i, j] : T::parallel(BM, BN)) {
+      if (c * BN + j < N) {
+        // With e = exp(-|x - m|): a new maximum rescales the sum so far, else x adds e.
+        float e = T::exp(-T::abs(x(i, j) - m(i, j)));
+        s(i, j) = x(i, j) > m(i, j) ? s(i, j) * e + 1.0f : s(i, j) + e;
+        m(i, j) = T::max(m(i, j), x(i, j));
+      }
     }
-    for (auto [i, j] : T::parallel(BM, BN))
-      x(i, j) = T::exp(x(i, j) - row_max(i));
-    T::reduce_sum(x, part, 1);
-    for (int i : T::parallel(BM))
-      row_sum(i) = row_sum(i) + part(i);
   }
+  T::reduce_max(m, row_max, 1);
+  for (auto [i, j] : T::parallel(BM, BN)) // positions that saw no column hold s = 0
+    s(i, j) = s(i, j) * T::exp(m(i, j) - row_max(i));
+  T::reduce_sum(s, row_sum, 1);
+  for (int i : T::parallel(BM))
+    row_sum(i) = 1.0f / row_sum(i);
   for (int c = 0; c < chunks; ++c) {
     T::copy(X.at(bx * BM, c * BN), x);
     for (auto [i, j] : T::parallel(BM, BN))
-      x(i, j) = T::exp(x(i, j) - row_max(i)) / row_sum(i);
+      x(i, j) = T::exp(x(i, j) - row_max(i)) * row_sum(i);
     T::copy(x, Y.at(bx * BM, c * BN));
   }
 }

@@ -16,6 +16,7 @@ namespace {
 /// The loop variables of one thread's share of a layout's elements.
 struct SlotVars {
   Var rs, cs, v;
+  Expr v_value = nullptr; // v's value where v is split into loops (tensor-core accumulators)
 };
 
 class Lowerer : public IRMutator {
@@ -58,7 +59,8 @@ private:
     case FragmentLayout::ColumnVector:
       return add(mul(slots_->cs, int_imm(l.vec)), slots_->v);
     case FragmentLayout::MmaAccumulator:
-      return add(mul(add(mul(slots_->rs, int_imm(l.atoms_n())), slots_->cs), int_imm(4)), slots_->v);
+      return add(mul(add(mul(slots_->rs, int_imm(l.atoms_n())), slots_->cs), int_imm(4)),
+                 slots_->v_value ? slots_->v_value : Expr(slots_->v));
     }
     return nullptr;
   }
@@ -170,13 +172,17 @@ private:
   /// A nest over a tensor-core accumulator: the thread's atoms (rs, cs) and their four
   /// elements (v), at the places the instruction gives them (ir/Layout.h).
   Stmt bind_mma(const ParallelNest &nest, const FragmentLayout &l) {
-    SlotVars sv{make_var("rs", ScalarType::I32), make_var("cs", ScalarType::I32), make_var("v", ScalarType::I32)};
+    // The four elements of an atom are two rows (vh) of two adjacent columns (vl): the
+    // inner loop over vl is a vector of two.
+    Var vh = make_var("vh", ScalarType::I32), vl = make_var("vl", ScalarType::I32);
+    SlotVars sv{make_var("rs", ScalarType::I32), make_var("cs", ScalarType::I32), nullptr,
+                add(mul(vh, int_imm(2)), vl)};
     Expr warp = div(tid(), int_imm(32)), lane = binary(BinaryOp::Mod, tid(), int_imm(32));
     Expr wm = binary(BinaryOp::Mod, warp, int_imm(l.warps_m)), wn = div(warp, int_imm(l.warps_m));
     Expr row = add(add(mul(wm, int_imm(l.rows / l.warps_m)), mul(sv.rs, int_imm(16))),
-                   add(div(lane, int_imm(4)), mul(div(sv.v, int_imm(2)), int_imm(8))));
+                   add(div(lane, int_imm(4)), mul(vh, int_imm(8))));
     Expr col = add(add(mul(wn, int_imm(l.cols / l.warps_n)), mul(sv.cs, int_imm(8))),
-                   add(mul(binary(BinaryOp::Mod, lane, int_imm(4)), int_imm(2)), binary(BinaryOp::Mod, sv.v, int_imm(2))));
+                   add(mul(binary(BinaryOp::Mod, lane, int_imm(4)), int_imm(2)), vl));
     std::vector<Stmt> head = {declare(nest.loops[0]->var, cast(nest.loops[0]->var->type, row)),
                               declare(nest.loops[1]->var, cast(nest.loops[1]->var->type, col))};
     std::vector<Expr> guards;
@@ -192,7 +198,8 @@ private:
     for (auto it = guards.rbegin(); it != guards.rend(); ++it)
       body = if_then_else(*it, body);
     head.push_back(body);
-    Stmt s = for_loop(sv.v, int_imm(0), int_imm(4), ForKind::Unrolled, seq(head));
+    Stmt s = for_loop(vl, int_imm(0), int_imm(2), ForKind::Vectorized, seq(head));
+    s = for_loop(vh, int_imm(0), int_imm(2), ForKind::Unrolled, s);
     s = for_loop(sv.cs, int_imm(0), int_imm(l.atoms_n()), ForKind::Unrolled, s);
     return for_loop(sv.rs, int_imm(0), int_imm(l.atoms_m()), ForKind::Slots, s);
   }

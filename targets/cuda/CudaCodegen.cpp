@@ -60,7 +60,25 @@ public:
     os_ << ") {\n";
     if (shared_bytes_ > 0)
       os_ << "  extern __shared__ __align__(" << shared_alignment << ") unsigned char tile_smem[];\n";
-    os_ << body << "}\n";
+    // The vector flags no access used are left out.
+    std::string kept = body;
+    for (auto &[key, flag] : vec_flags_) {
+      const std::string decl = "const bool " + flag + " = ";
+      const auto at = kept.find(decl);
+      if (at == std::string::npos)
+        continue;
+      const auto line_start = kept.rfind('\n', at) + 1, line_end = kept.find('\n', at) + 1;
+      const std::string rest = kept.substr(0, line_start) + kept.substr(line_end);
+      bool used = false;
+      for (auto pos = rest.find(flag); pos != std::string::npos && !used; pos = rest.find(flag, pos + 1)) {
+        const auto after = pos + flag.size();
+        used = (pos == 0 || !(std::isalnum((unsigned char)rest[pos - 1]) || rest[pos - 1] == '_')) &&
+               (after >= rest.size() || !(std::isalnum((unsigned char)rest[after]) || rest[after] == '_'));
+      }
+      if (!used)
+        kept = rest;
+    }
+    os_ << kept << "}\n";
     return shared_bytes_;
   }
 
@@ -85,23 +103,26 @@ private:
         continue;
       }
       unpack_tensor(int(i), p.tensor, arg, "__restrict__");
-      // Whether 16-byte vectors at 16-byte multiples of the last index are aligned: an
-      // aligned start, unit last stride, and the other strides 16-byte multiples. Tested
-      // once here instead of at each vector access (emit_vector_access).
+      // Whether vectors of 4, 8 or 16 bytes at multiples of that many bytes of the last index
+      // are aligned: an aligned start, unit last stride, and the other strides multiples of
+      // the vector. Tested once here instead of at each vector access (emit_vector_access).
       const Buffer &b = p.tensor;
       const int elem = bytes(b->dtype);
-      if (elem <= 8) {
-        std::string flag = names_.fresh(buffer(b) + "_vec16");
-        std::string test = "reinterpret_cast<uintptr_t>(" + arg + ".data) % 16 == 0 && " + arg + ".strides[" +
-                           std::to_string(b->rank() - 1) + "] == 1";
+      for (int chunk : {4, 8, 16}) {
+        if (elem >= chunk)
+          continue;
+        std::string flag = names_.fresh(buffer(b) + "_vec" + std::to_string(chunk));
+        std::string test = "reinterpret_cast<uintptr_t>(" + arg + ".data) % " + std::to_string(chunk) + " == 0 && " + arg +
+                           ".strides[" + std::to_string(b->rank() - 1) + "] == 1";
         for (int d = 0; d + 1 < b->rank(); ++d)
-          test += " && " + arg + ".strides[" + std::to_string(d) + "] % " + std::to_string(16 / elem) + " == 0";
+          test += " && " + arg + ".strides[" + std::to_string(d) + "] % " + std::to_string(chunk / elem) + " == 0";
         line("const bool " + flag + " = " + test + ";");
-        vec16_[b.get()] = flag;
+        vec_flags_[{b.get(), chunk}] = flag;
       }
     }
   }
-  std::map<const BufferNode *, std::string> vec16_; // tensor -> its 16-byte vector flag
+  /// (tensor, vector bytes) -> the flag saying such vectors are aligned (params()).
+  std::map<std::pair<const BufferNode *, std::int64_t>, std::string> vec_flags_;
   /// Tensors whose flag a loop around is unswitched on (decided_), on its true side
   /// (assumed_) or its false side (refuted_).
   std::set<const BufferNode *> decided_, assumed_, refuted_;
@@ -166,19 +187,22 @@ private:
     // tensor's 16-byte flag, no bounds): the loop twice, the test once, outside.
     if (n->for_kind == ForKind::Threads || n->for_kind == ForKind::Slots) {
       std::set<const BufferNode *> tensors;
+      std::set<std::string> flags;
       for_each_node(n->body, nullptr, [&](const Stmt &x) {
         auto f = x->as<ForNode>();
         if (!f || f->for_kind != ForKind::Vectorized)
           return;
-        if (auto a = parse_vector_access(f); a && a->conds.empty() && flagged(*a) && !decided_.count(a->g.get()))
+        if (auto a = parse_vector_access(f); a && a->conds.empty() && flagged(*a) && !decided_.count(a->g.get())) {
           tensors.insert(a->g.get());
+          flags.insert(*flag(*a));
+        }
       });
       if (!tensors.empty()) {
         std::string test;
-        for (auto *g : tensors) {
-          test += (test.empty() ? "" : " && ") + vec16_.at(g);
+        for (auto &f : flags)
+          test += (test.empty() ? "" : " && ") + f;
+        for (auto *g : tensors)
           decided_.insert(g);
-        }
         line("if (" + test + ") {");
         ++indent_;
         assumed_.insert(tensors.begin(), tensors.end());
@@ -384,12 +408,16 @@ private:
     return s;
   }
 
-  /// 16-byte chunks starting at a last index known to be a multiple of 16 bytes: aligned
-  /// whenever the tensor's flag says so (params()), and the last stride is then 1.
-  bool flagged(const VectorAccess &a) const {
-    return a.chunk == 16 && vec16_.count(a.g.get()) &&
-           analysis::known_divisor(a.first_idx[a.rank - 1]) * a.elem % 16 == 0;
+  /// Chunks starting at a last index known to be a multiple of the chunk: aligned whenever
+  /// the tensor's flag for that chunk says so (params()), and the last stride is then 1.
+  const std::string *flag(const VectorAccess &a) const {
+    auto it = vec_flags_.find({a.g.get(), a.chunk});
+    if (it == vec_flags_.end() ||
+        analysis::known_divisor(a.first_idx[a.rank - 1]) * a.elem % a.chunk != 0)
+      return nullptr;
+    return &it->second;
   }
+  bool flagged(const VectorAccess &a) const { return flag(a) != nullptr; }
 
   bool emit_vector_access(const ForNode *n) {
     auto parsed = parse_vector_access(n);
@@ -437,7 +465,7 @@ private:
         off = add(mul(ir::cast(ScalarType::I64, first_idx[d]), g->strides[d]), off);
       line(std::string(is_load ? "const " : "") + type + " *" + base + " = " + buffer(g) + " + " + expr(off, targets::P_Add + 1) +
            ";");
-      std::string test = vec16_.at(g.get());
+      std::string test = *flag(a);
       for (auto &c : conds)
         test += " && " + expr(first.mutate(c), P_LAnd + 1) + " && " + expr(end.mutate(c), P_LAnd + 1);
       line("if (" + test + ") {");

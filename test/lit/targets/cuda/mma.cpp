@@ -19,8 +19,12 @@ namespace T = tile;
 // CHECK: float acc[128];
 // The operands' rows are padded (infer-layout): 40 and 136 elements apart.
 // CHECK: tile_cuda::mma_gemm<128, 128, 32, 2, 2, false, false, false>(As, 40, Bs, 136, acc);
-// The epilogue writes each thread's accumulators where the instruction put them.
-// CHECK: int32_t i_{{[0-9]+}} = tid / 32 % 2 * 64 + rs_{{[0-9]+}} * 16 + (tid % 32 / 4 + v_{{[0-9]+}} / 2 * 8);
+// The epilogue writes each thread's accumulators where the instruction put them: two rows
+// (vh) of two adjacent columns (vl) per atom, the pair as one 8-byte store (f32) where C
+// allows it.
+// CHECK: if (C_vec8) {
+// CHECK: float *vec_base{{[_0-9]*}} = C + ((int64_t)(by * 128 + (tid / 32 % 2 * 64 + rs_{{[0-9]+}} * 16 + (tid % 32 / 4 + vh_{{[0-9]+}} * 8))) * C_stride0 + (int64_t)(bx * 128 + (tid / 32 / 2 * 64 + cs_{{[0-9]+}} * 8 + tid % 32 % 4 * 2)));
+// CHECK: reinterpret_cast<tile_cuda::bytes<8> *>(vec_base{{[_0-9]*}})[0] = reinterpret_cast<const tile_cuda::bytes<8> *>(vec_lanes{{[_0-9]*}})[0];
 [[tile::kernel]] void mm(T::tensor<const T::bf16, 2> A, T::tensor<const T::bf16, 2> B, T::tensor<float, 2> C) {
   auto [bx, by] = T::grid(T::ceildiv(C.size(1), 128), T::ceildiv(C.size(0), 128));
   T::shared<T::bf16, 128, 32> As;
