@@ -201,22 +201,20 @@ private:
         std::string test;
         for (auto &f : flags)
           test += (test.empty() ? "" : " && ") + f;
-        for (auto *g : tensors)
-          decided_.insert(g);
+        // The loop once with `tensors` in `side`, inside the branch just opened.
+        auto emit_side = [&](std::set<const BufferNode *> &side) {
+          ++indent_;
+          side.insert(tensors.begin(), tensors.end());
+          emit_for(n);
+          for (auto *g : tensors)
+            side.erase(g);
+          --indent_;
+        };
+        decided_.insert(tensors.begin(), tensors.end());
         line("if (" + test + ") {");
-        ++indent_;
-        assumed_.insert(tensors.begin(), tensors.end());
-        emit_for(n);
-        for (auto *g : tensors)
-          assumed_.erase(g);
-        --indent_;
+        emit_side(assumed_);
         line("} else {");
-        ++indent_;
-        refuted_.insert(tensors.begin(), tensors.end());
-        emit_for(n);
-        for (auto *g : tensors)
-          refuted_.erase(g);
-        --indent_;
+        emit_side(refuted_);
         line("}");
         for (auto *g : tensors)
           decided_.erase(g);
