@@ -32,8 +32,8 @@ bool parse_arch(const std::string &arch, std::string &digits, bool &specific) {
 }
 } // namespace
 
-std::string default_nvcc() {
-  if (const char *path = std::getenv("PATH")) {
+std::string find_nvcc(const char *path, const char *cuda_home, const std::string &fallback_dir) {
+  if (path) {
     std::string_view p = path;
     while (!p.empty()) {
       size_t colon = p.find(':');
@@ -43,12 +43,14 @@ std::string default_nvcc() {
         return dir + "/nvcc";
     }
   }
-  if (const char *home = std::getenv("CUDA_HOME"); home && executable(std::string(home) + "/bin/nvcc"))
-    return std::string(home) + "/bin/nvcc";
-  if (executable("/usr/local/cuda/bin/nvcc"))
-    return "/usr/local/cuda/bin/nvcc";
+  if (cuda_home && *cuda_home && executable(std::string(cuda_home) + "/bin/nvcc"))
+    return std::string(cuda_home) + "/bin/nvcc";
+  if (!fallback_dir.empty() && executable(fallback_dir + "/nvcc"))
+    return fallback_dir + "/nvcc";
   return "";
 }
+
+std::string default_nvcc() { return find_nvcc(std::getenv("PATH"), std::getenv("CUDA_HOME"), "/usr/local/cuda/bin"); }
 
 const std::vector<std::string> &default_archs() {
   static const std::vector<std::string> archs = {"sm_90a", "sm_80"};

@@ -19,8 +19,11 @@ struct CompileOptions {
   std::string emit_source_dir;     // non-empty: keep the source and tile_cuda.h there
 };
 
-/// nvcc on PATH, else the CUDA toolkit's usual place; empty when neither exists.
+/// nvcc on PATH, else in $CUDA_HOME/bin, else in /usr/local/cuda/bin; empty when none is.
 std::string default_nvcc();
+/// The first executable nvcc in the directories of `path` (a PATH value, may be null), then
+/// `cuda_home`/bin (may be null), then `fallback_dir`; empty when there is none.
+std::string find_nvcc(const char *path, const char *cuda_home, const std::string &fallback_dir);
 
 /// sm_90a and sm_80.
 const std::vector<std::string> &default_archs();

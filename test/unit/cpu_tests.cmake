@@ -11,7 +11,8 @@ set(TILE_CPU_UNIT_TESTS
   CpuGemmTest.cpp
   CpuAtomicTest.cpp
   CpuCodegenTest.cpp
-  CpuCacheTest.cpp)
+  CpuCacheTest.cpp
+  CudaCompilerTest.cpp)
 list(TRANSFORM TILE_CPU_UNIT_TESTS PREPEND ${CMAKE_CURRENT_LIST_DIR}/)
 add_executable(tile_cpu_tests ${TILE_CPU_UNIT_TESTS})
 target_include_directories(tile_cpu_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/../../include
@@ -20,7 +21,7 @@ target_include_directories(tile_cpu_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/../.
 # Compiled images are cached in the build tree, so that a rerun compiles nothing.
 target_compile_definitions(tile_cpu_tests PRIVATE TILE_CPU_TEST_CACHE="${CMAKE_CURRENT_BINARY_DIR}/cpu-test-cache")
 target_compile_options(tile_cpu_tests PRIVATE ${TILE_COMPILER_FLAGS})
-target_link_libraries(tile_cpu_tests PRIVATE tile_transforms tile_target_cpu tile_device_compiler tile_ir
+target_link_libraries(tile_cpu_tests PRIVATE tile_transforms tile_target_cpu tile_target_cuda tile_device_compiler tile_ir
                       GTest::gtest_main ${CMAKE_DL_LIBS})
 add_test(NAME cpu-target COMMAND tile_cpu_tests)
 set_tests_properties(cpu-target PROPERTIES TIMEOUT 900)
