@@ -184,7 +184,7 @@ private:
     if (n->for_kind == ForKind::Vectorized && emit_vector_access(n))
       return;
     // A thread's share of copies whose vector accesses all depend on one uniform test (a
-    // tensor's 16-byte flag, no bounds): the loop twice, the test once, outside.
+    // tensor's vector flag, no bounds): the loop twice, the test once, outside.
     if (n->for_kind == ForKind::Threads || n->for_kind == ForKind::Slots) {
       std::set<const BufferNode *> tensors;
       std::set<std::string> flags;
@@ -283,10 +283,6 @@ private:
     return b->op == BinaryOp::LT || b->op == BinaryOp::GE;
   }
 
-  /// A Vectorized loop whose body copies between a global tensor and registers (the
-  /// copies of lower-tile-ops, bound by lower-fragments) as one access of V consecutive
-  /// elements where, at run time, they are contiguous, aligned and inside the tensor; the
-  /// scalar loop otherwise. False (nothing emitted) for any other body.
   /// What emit_vector_access needs of a Vectorized loop it can emit, or nothing.
   struct VectorAccess {
     std::int64_t V = 0;
@@ -417,6 +413,11 @@ private:
   }
   bool flagged(const VectorAccess &a) const { return flag(a) != nullptr; }
 
+  /// A Vectorized loop whose body copies between a global tensor and registers or shared
+  /// memory (the copies of lower-tile-ops, bound by lower-fragments or bind-threads) as one
+  /// access of V consecutive elements where they are contiguous, aligned and inside the
+  /// tensor (cp.async into shared memory inside an Async statement); the scalar loop
+  /// otherwise. False (nothing emitted) for any other body.
   bool emit_vector_access(const ForNode *n) {
     auto parsed = parse_vector_access(n);
     if (!parsed)
