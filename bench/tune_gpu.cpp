@@ -7,7 +7,6 @@
 //   tune_gpu [gemm|copy|all] [sizes: N for gemm, M N for copy]
 #include "../examples/common.h"
 
-#include <functional>
 
 namespace T = tile;
 
@@ -39,8 +38,6 @@ template <int BM, int BN, int NT>
 
 namespace {
 
-double median_ms(const std::function<void()> &launch) { return example::time_ms(launch); }
-
 void line(const std::string &name, double ms, double rate, const char *unit, double err) {
   std::printf("%-36s %9.4f ms %9.1f %s  err %.2g%s\n", name.c_str(), ms, rate, unit, err, err < 1e-2 ? "" : "  WRONG");
   std::fflush(stdout);
@@ -66,7 +63,7 @@ void tune_gemm(int n) {
   }
   auto run = [&](const char *name, auto kernel) {
     auto C = example::device_array<T::bf16, 2>({M, N});
-    double ms = median_ms([&] { kernel(A, B, C); });
+    double ms = example::time_ms([&] { kernel(A, B, C); });
     std::vector<T::bf16> all = C.to_vector(), got;
     for (int i : rows)
       got.insert(got.end(), all.begin() + std::size_t(i) * N, all.begin() + std::size_t(i + 1) * N);
@@ -86,7 +83,7 @@ void tune_copy(int M, int N) {
   const double bytes = 2.0 * double(M) * N * sizeof(T::bf16);
   auto copy = [&](const char *name, auto kernel) {
     auto Y = example::device_array<T::bf16, 2>({M, N});
-    double ms = median_ms([&] { kernel(X, Y); });
+    double ms = example::time_ms([&] { kernel(X, Y); });
     std::vector<T::bf16> all = Y.to_vector();
     double err = 0;
     for (std::size_t i = 0; i < all.size(); ++i)

@@ -27,7 +27,6 @@ struct Slot {
   bool whole() const { return var == nullptr; }
   /// Whether the two are different elements whatever the variable's value.
   bool disjoint_from(const Slot &o) const;
-  auto key() const { return std::tie(var, offset, modulus); }
 };
 
 struct BufferUse {

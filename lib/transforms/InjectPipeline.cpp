@@ -19,10 +19,14 @@ const BufferNode *produced_buffer(const Stmt &s) {
   if (auto i = s->as<IfNode>()) {
     if (!i->else_case)
       return nullptr;
-    bool reads = false;
-    for_each_node(if_then_else(i->cond, seq({})), [&](const Expr &e) { reads |= e->as<LoadNode>() != nullptr; }, nullptr);
+    class Reads : public IRVisitor {
+    public:
+      bool any = false;
+      void visit_Load(const LoadNode *) override { any = true; }
+    } reads;
+    reads.visit(i->cond);
     const BufferNode *a = produced_buffer(i->then_case), *b = produced_buffer(i->else_case);
-    return !reads && a == b ? a : nullptr;
+    return !reads.any && a == b ? a : nullptr;
   }
   auto f = s->as<ForNode>();
   if (!f || f->for_kind != ForKind::Threads)
@@ -53,23 +57,21 @@ public:
   std::map<const BufferNode *, Buffer> staged; // B -> B[stages, ...]
   Expr stage;
 
+  /// The indices of an access of a staged buffer: the stage, then its own.
+  std::vector<Expr> staged_indices(const std::vector<Expr> &indices) {
+    std::vector<Expr> idx = {stage};
+    for (auto &i : indices)
+      idx.push_back(mutate(i));
+    return idx;
+  }
   Expr mutate_Load(const Expr &self, const LoadNode *n) override {
     auto it = staged.find(n->buffer.get());
-    if (it == staged.end())
-      return IRMutator::mutate_Load(self, n);
-    std::vector<Expr> idx = {stage};
-    for (auto &i : n->indices)
-      idx.push_back(mutate(i));
-    return load(it->second, idx);
+    return it == staged.end() ? IRMutator::mutate_Load(self, n) : load(it->second, staged_indices(n->indices));
   }
   Stmt mutate_Store(const Stmt &self, const StoreNode *n) override {
     auto it = staged.find(n->buffer.get());
-    if (it == staged.end())
-      return IRMutator::mutate_Store(self, n);
-    std::vector<Expr> idx = {stage};
-    for (auto &i : n->indices)
-      idx.push_back(mutate(i));
-    return store(it->second, idx, mutate(n->value));
+    return it == staged.end() ? IRMutator::mutate_Store(self, n)
+                              : store(it->second, staged_indices(n->indices), mutate(n->value));
   }
   Region mutate_region(const Region &r) {
     auto it = staged.find(r.buffer.get());

@@ -60,25 +60,11 @@ public:
     os_ << ") {\n";
     if (shared_bytes_ > 0)
       os_ << "  extern __shared__ __align__(" << shared_alignment << ") unsigned char tile_smem[];\n";
-    // The vector flags no access used are left out.
-    std::string kept = body;
-    for (auto &[key, flag] : vec_flags_) {
-      const std::string decl = "const bool " + flag + " = ";
-      const auto at = kept.find(decl);
-      if (at == std::string::npos)
-        continue;
-      const auto line_start = kept.rfind('\n', at) + 1, line_end = kept.find('\n', at) + 1;
-      const std::string rest = kept.substr(0, line_start) + kept.substr(line_end);
-      bool used = false;
-      for (auto pos = rest.find(flag); pos != std::string::npos && !used; pos = rest.find(flag, pos + 1)) {
-        const auto after = pos + flag.size();
-        used = (pos == 0 || !(std::isalnum((unsigned char)rest[pos - 1]) || rest[pos - 1] == '_')) &&
-               (after >= rest.size() || !(std::isalnum((unsigned char)rest[after]) || rest[after] == '_'));
-      }
-      if (!used)
-        kept = rest;
-    }
-    os_ << kept << "}\n";
+    // The vector flags the accesses use (they read only the kernel's arguments).
+    for (auto &[flag, test] : flag_tests_)
+      if (used_flags_.count(flag))
+        os_ << "  const bool " << flag << " = " << test << ";\n";
+    os_ << body << "}\n";
     return shared_bytes_;
   }
 
@@ -105,7 +91,8 @@ private:
       unpack_tensor(int(i), p.tensor, arg, "__restrict__");
       // Whether vectors of 4, 8 or 16 bytes at multiples of that many bytes of the last index
       // are aligned: an aligned start, unit last stride, and the other strides multiples of
-      // the vector. Tested once here instead of at each vector access (emit_vector_access).
+      // the vector. Tested once at the kernel's start (finish(), for the flags used) instead
+      // of at each vector access (emit_vector_access).
       const Buffer &b = p.tensor;
       const int elem = bytes(b->dtype);
       for (int chunk : {4, 8, 16}) {
@@ -116,13 +103,15 @@ private:
                            ".strides[" + std::to_string(b->rank() - 1) + "] == 1";
         for (int d = 0; d + 1 < b->rank(); ++d)
           test += " && " + arg + ".strides[" + std::to_string(d) + "] % " + std::to_string(chunk / elem) + " == 0";
-        line("const bool " + flag + " = " + test + ";");
+        flag_tests_.push_back({flag, test});
         vec_flags_[{b.get(), chunk}] = flag;
       }
     }
   }
   /// (tensor, vector bytes) -> the flag saying such vectors are aligned (params()).
   std::map<std::pair<const BufferNode *, std::int64_t>, std::string> vec_flags_;
+  std::vector<std::pair<std::string, std::string>> flag_tests_; // flag, its test, in params order
+  std::set<std::string> used_flags_;
   /// Tensors whose flag a loop around is unswitched on (decided_), on its true side
   /// (assumed_) or its false side (refuted_).
   std::set<const BufferNode *> decided_, assumed_, refuted_;
@@ -201,6 +190,7 @@ private:
         std::string test;
         for (auto &f : flags)
           test += (test.empty() ? "" : " && ") + f;
+        used_flags_.insert(flags.begin(), flags.end());
         // The loop once with `tensors` in `side`, inside the branch just opened.
         auto emit_side = [&](std::set<const BufferNode *> &side) {
           ++indent_;
@@ -301,13 +291,13 @@ private:
     const auto V = as_const_int(n->extent);
     if (!V || *V < 2 || !is_const_int(n->begin, 0) || !is_const_int(n->step, 1))
       return std::nullopt;
+    a.V = *V;
     // The body: declarations, then one store, possibly under guards (ifs without else).
-    std::vector<const DeclareNode *> decls;
     Stmt last;
     if (auto q = n->body->as<SeqNode>()) {
       for (size_t i = 0; i < q->stmts.size(); ++i) {
         if (auto d = q->stmts[i]->as<DeclareNode>(); d && d->init && i + 1 < q->stmts.size())
-          decls.push_back(d);
+          a.decls.push_back(d);
         else if (i + 1 == q->stmts.size())
           last = q->stmts[i];
         else
@@ -316,80 +306,57 @@ private:
     } else {
       last = n->body;
     }
-    std::vector<Expr> conds;
     while (auto i = last->as<IfNode>()) {
       if (i->else_case)
         return std::nullopt;
-      conds.push_back(i->cond);
+      a.conds.push_back(i->cond);
       last = i->then_case;
     }
-    auto st = last->as<StoreNode>();
-    if (!st)
+    a.st = last->as<StoreNode>();
+    if (!a.st)
       return std::nullopt;
     // Load: registers[slot] = select(bounds, cast(G[...]), 0) or cast(G[...]);
     // store: if (bounds) G[...] = value.
-    const LoadNode *global_load = nullptr;
-    Expr fast_value; // the stored value with the global element as `lane`
     // A load fills registers or shared memory from a tensor; a store writes a tensor.
-    const bool is_load = st->buffer->scope == Scope::Local || st->buffer->scope == Scope::Shared ||
-                         st->buffer->scope == Scope::Fragment;
-    if (is_load) {
-      if (!conds.empty())
+    const Scope scope = a.st->buffer->scope;
+    a.is_load = scope == Scope::Local || scope == Scope::Shared || scope == Scope::Fragment;
+    if (a.is_load) {
+      if (!a.conds.empty())
         return std::nullopt;
-      Expr v = st->value;
+      Expr v = a.st->value;
       if (auto s = v->as<SelectNode>()) {
         if (!is_bounds_check(s->cond) || !(s->f->as<FloatImmNode>() || s->f->as<IntImmNode>()))
           return std::nullopt;
-        conds.push_back(s->cond);
+        a.conds.push_back(s->cond);
         v = s->t;
       }
       const CastNode *c = v->as<CastNode>();
-      global_load = (c ? c->value : v)->as<LoadNode>();
-      if (!global_load || global_load->buffer->scope != Scope::Global)
+      a.global_load = (c ? c->value : v)->as<LoadNode>();
+      if (!a.global_load || a.global_load->buffer->scope != Scope::Global)
         return std::nullopt;
-    } else if (st->buffer->scope != Scope::Global) {
+    } else if (scope != Scope::Global) {
       return std::nullopt;
     }
-    for (auto &c : conds)
+    for (auto &c : a.conds)
       if (!is_bounds_check(c))
         return std::nullopt;
-    const Buffer &g = is_load ? global_load->buffer : st->buffer;
-    const std::vector<Expr> &gidx = is_load ? global_load->indices : st->indices;
-    const int elem = bytes(g->dtype), rank = g->rank();
-    const std::int64_t total = *V * elem;
-    const std::int64_t chunk = total >= 16 ? 16 : total;
-    if (elem > 8 || total % chunk != 0 || (chunk & (chunk - 1)) != 0)
+    a.g = a.is_load ? a.global_load->buffer : a.st->buffer;
+    const std::vector<Expr> &gidx = a.is_load ? a.global_load->indices : a.st->indices;
+    a.elem = bytes(a.g->dtype);
+    a.rank = a.g->rank();
+    a.total = a.V * a.elem;
+    a.chunk = a.total >= 16 ? 16 : a.total;
+    if (a.elem > 8 || a.total % a.chunk != 0 || (a.chunk & (a.chunk - 1)) != 0)
       return std::nullopt;
-    // The indices and guards at the first and last lanes, declarations inlined.
-    auto at_lane = [&](std::int64_t lane) {
-      Substituter s;
-      s.vars[n->var.get()] = int_imm(lane, n->var->type);
-      for (auto *d : decls)
-        s.vars[d->var.get()] = s.mutate(d->init);
-      return s;
-    };
-    Substituter first = at_lane(0), second = at_lane(1), end = at_lane(*V - 1);
     // Consecutive lanes are consecutive elements of the last dimension only.
-    for (int d = 0; d + 1 < rank; ++d)
+    Substituter first = at_lane(n, a, 0), second = at_lane(n, a, 1);
+    for (int d = 0; d + 1 < a.rank; ++d)
       if (!equal(first.mutate(gidx[d]), second.mutate(gidx[d])))
         return std::nullopt;
-    if (equal(first.mutate(gidx[rank - 1]), second.mutate(gidx[rank - 1])))
+    if (equal(first.mutate(gidx[a.rank - 1]), second.mutate(gidx[a.rank - 1])))
       return std::nullopt;
-    std::vector<Expr> first_idx;
     for (auto &i : gidx)
-      first_idx.push_back(first.mutate(i));
-    a.V = *V;
-    a.decls = decls;
-    a.conds = conds;
-    a.st = st;
-    a.global_load = global_load;
-    a.is_load = is_load;
-    a.g = g;
-    a.elem = elem;
-    a.rank = rank;
-    a.total = total;
-    a.chunk = chunk;
-    a.first_idx = first_idx;
+      a.first_idx.push_back(first.mutate(i));
     return a;
   }
 
@@ -423,7 +390,7 @@ private:
     if (!parsed)
       return false;
     const VectorAccess &a = *parsed;
-    const std::int64_t *V = &a.V;
+    const std::int64_t V = a.V;
     const auto &decls = a.decls;
     const auto &conds = a.conds;
     const StoreNode *st = a.st;
@@ -433,9 +400,9 @@ private:
     const int elem = a.elem, rank = a.rank;
     const std::int64_t total = a.total, chunk = a.chunk;
     const std::vector<Expr> &first_idx = a.first_idx;
-    Substituter first = at_lane(n, a, 0), second = at_lane(n, a, 1), end = at_lane(n, a, *V - 1);
+    Substituter first = at_lane(n, a, 0), second = at_lane(n, a, 1), end = at_lane(n, a, V - 1);
     const Expr last_stride = g->strides[rank - 1];
-    Buffer lane_buffer = make_buffer("vec_lanes", Scope::Local, g->dtype, {*V});
+    Buffer lane_buffer = make_buffer("vec_lanes", Scope::Local, g->dtype, {V});
     made_.push_back(lane_buffer); // alive while names_ knows it by its address
     const std::string base = names_.fresh("vec_base"), lanes = buffer(lane_buffer);
     const std::string type = type_name(g->dtype), chunk_type = "tile_cuda::bytes<" + std::to_string(chunk) + ">";
@@ -465,6 +432,7 @@ private:
       line(std::string(is_load ? "const " : "") + type + " *" + base + " = " + buffer(g) + " + " + expr(off, targets::P_Add + 1) +
            ";");
       std::string test = *flag(a);
+      used_flags_.insert(test);
       for (auto &c : conds)
         test += " && " + expr(first.mutate(c), P_LAnd + 1) + " && " + expr(end.mutate(c), P_LAnd + 1);
       line("if (" + test + ") {");
@@ -541,7 +509,7 @@ private:
       }
     }
     if (!async_copy || !always_aligned) {
-      line("alignas(16) " + type + " " + lanes + "[" + std::to_string(*V) + "];");
+      line("alignas(16) " + type + " " + lanes + "[" + std::to_string(V) + "];");
       if (is_load)
         copy_chunks(lanes, base);
       emit_lanes();

@@ -23,6 +23,9 @@ namespace T = tile;
 // CHECK-LABEL: // scale_rows
 // CHECK-NEXT: extern "C" __global__ void __launch_bounds__(64) tile_cuda__Z10scale_rows{{[A-Za-z0-9_]+}}(const tile_cuda::tensor_arg X_arg, const tile_cuda::tensor_arg Y_arg, const tile_cuda::tensor_arg Count_arg, double alpha_arg, int64_t n_arg) {
 // CHECK-NEXT: extern __shared__ __align__(128) unsigned char tile_smem[];
+// The vector flags the accesses use (4-byte vectors of X and Y), and no other.
+// CHECK-NEXT: const bool X_vec4 = reinterpret_cast<uintptr_t>(X_arg.data) % 4 == 0 && X_arg.strides[1] == 1 && X_arg.strides[0] % 2 == 0;
+// CHECK-NEXT: const bool Y_vec4 = reinterpret_cast<uintptr_t>(Y_arg.data) % 4 == 0 && Y_arg.strides[1] == 1 && Y_arg.strides[0] % 2 == 0;
 // CHECK-NEXT: const tile_cuda::bf16 *__restrict__ X = (const tile_cuda::bf16 *)X_arg.data;
 // CHECK: float alpha = (float)alpha_arg;
 // CHECK-NEXT: int32_t n = (int32_t)n_arg;
