@@ -58,6 +58,18 @@ CallExpr *grid_call_of(Stmt *s) {
     return nullptr;
   return const_cast<CallExpr *>(call);
 }
+/// The first tile::grid call anywhere inside `s` (for the error when it is not where it must be).
+const CallExpr *nested_grid_call(const Stmt *s) {
+  if (!s)
+    return nullptr;
+  if (auto *call = dyn_cast<CallExpr>(s))
+    if (call->getDirectCallee() && qualified_name(call->getDirectCallee()) == "tile::grid")
+      return call;
+  for (const Stmt *c : s->children())
+    if (const CallExpr *found = nested_grid_call(c))
+      return found;
+  return nullptr;
+}
 } // namespace
 
 bool is_kernel(const Decl *d) {
@@ -182,21 +194,37 @@ std::string kernel_key(ASTContext &ctx, const FunctionDecl *fd) {
 // The kernel's head
 // ---------------------------------------------------------------------------------------
 
-static void report(Sema &sema, SourceLocation loc, const std::string &message, const std::string &note) {
+void note_instantiation(Sema &sema, const FunctionDecl *fd) {
+  if (!fd || !isTemplateInstantiation(fd->getTemplateSpecializationKind()))
+    return;
+  SourceLocation poi = fd->getPointOfInstantiation();
+  if (poi.isInvalid())
+    return;
+  std::string name;
+  llvm::raw_string_ostream os(name);
+  fd->getNameForDiagnostic(os, sema.getASTContext().getPrintingPolicy(), /*Qualified=*/true);
+  DiagnosticsEngine &d = sema.getDiagnostics();
+  d.Report(poi, d.getCustomDiagID(DiagnosticsEngine::Note, "in instantiation of kernel '%0' requested here"))
+      << os.str();
+}
+
+static void report(Sema &sema, const FunctionDecl *fd, SourceLocation loc, const std::string &message,
+                   const std::string &note) {
   DiagnosticsEngine &d = sema.getDiagnostics();
   d.Report(loc, d.getCustomDiagID(DiagnosticsEngine::Error, "%0")) << message;
   if (!note.empty())
     d.Report(loc, d.getCustomDiagID(DiagnosticsEngine::Note, "%0")) << note;
+  note_instantiation(sema, fd);
 }
 
 std::optional<KernelHead> find_kernel_head(Sema &sema, const FunctionDecl *fd, Stmt *body) {
   auto *cs = dyn_cast_or_null<CompoundStmt>(body);
   if (!fd->getReturnType()->isVoidType()) {
-    report(sema, fd->getLocation(), "a tile kernel must return void", "return results through a tile::tensor parameter");
+    report(sema, fd, fd->getLocation(), "a tile kernel must return void", "return results through a tile::tensor parameter");
     return std::nullopt;
   }
   if (!cs) {
-    report(sema, fd->getLocation(), "a tile kernel needs a body", "");
+    report(sema, fd, fd->getLocation(), "a tile kernel needs a body", "");
     return std::nullopt;
   }
   // Parameters: what the launch stub can pass.
@@ -210,11 +238,12 @@ std::optional<KernelHead> find_kernel_head(Sema &sema, const FunctionDecl *fd, S
     if (info.kind == TileTypeKind::Stream) {
       if (i + 1 == fd->getNumParams())
         continue;
-      report(sema, p->getLocation(), "a tile::stream parameter must be the kernel's last parameter", "");
+      report(sema, fd, p->getLocation(), "a tile::stream parameter must be the kernel's last parameter",
+             "move it to the end of the parameter list");
       return std::nullopt;
     }
     std::string name = p->getName().empty() ? "#" + std::to_string(i + 1) : p->getNameAsString();
-    report(sema, p->getLocation(),
+    report(sema, fd, p->getLocation(),
            "kernel parameter '" + name + "' has type '" + p->getType().getAsString() + "', which a kernel cannot take",
            "kernel parameters are tile::tensor<T, Rank> views, arithmetic scalars and a last tile::stream");
     return std::nullopt;
@@ -228,7 +257,13 @@ std::optional<KernelHead> find_kernel_head(Sema &sema, const FunctionDecl *fd, S
       break;
     }
   if (!grid_stmt) {
-    report(sema, fd->getLocation(), "tile kernel '" + fd->getNameAsString() + "' has no tile::grid statement",
+    if (const CallExpr *nested = nested_grid_call(cs)) {
+      report(sema, fd, nested->getExprLoc(), "tile::grid must be a statement of the kernel's body, not nested in another statement",
+             "bind the block indices at the top of the body (auto [bx] = tile::grid(n);) and guard the work after it "
+             "with if (...)");
+      return std::nullopt;
+    }
+    report(sema, fd, fd->getLocation(), "tile kernel '" + fd->getNameAsString() + "' has no tile::grid statement",
            "bind the block indices first: auto [bx] = tile::grid(n);");
     return std::nullopt;
   }
@@ -239,6 +274,21 @@ std::optional<KernelHead> find_kernel_head(Sema &sema, const FunctionDecl *fd, S
       for (unsigned i = 0; i < g->getNumArgs(); ++i)
         if (!g->getArg(i)->getType()->isRecordType())
           head.extent_args.push_back(i);
+      // One name per extent. (With a wrong count, Clang reports the decomposition too, with no
+      // word on what to write.)
+      auto *ds = dyn_cast<DeclStmt>(s);
+      auto *dd = ds && ds->isSingleDecl() ? dyn_cast<DecompositionDecl>(ds->getSingleDecl()) : nullptr;
+      const size_t rank = head.extent_args.size();
+      if (dd && dd->bindings().size() != rank && rank >= 1 && rank <= 3) {
+        static const char *forms[] = {"", "auto [bx] = tile::grid(gx)", "auto [bx, by] = tile::grid(gx, gy)",
+                                      "auto [bx, by, bz] = tile::grid(gx, gy, gz)"};
+        report(sema, fd, dd->getLocation(),
+               "tile::grid with " + std::to_string(rank) + " extent" + (rank == 1 ? "" : "s") + " binds " +
+                   std::to_string(rank) + " block ind" + (rank == 1 ? "ex" : "ices") + ", not " +
+                   std::to_string(dd->bindings().size()),
+               std::string("write one name per extent: ") + forms[rank]);
+        return std::nullopt;
+      }
       return head;
     }
     bool scalar_decls = false;
@@ -251,7 +301,7 @@ std::optional<KernelHead> find_kernel_head(Sema &sema, const FunctionDecl *fd, S
       }
     }
     if (!scalar_decls && !isa<NullStmt>(s)) {
-      report(sema, s->getBeginLoc(), "only declarations of scalars may come before tile::grid in a kernel",
+      report(sema, fd, s->getBeginLoc(), "only declarations of scalars may come before tile::grid in a kernel",
              "bind the block indices first (auto [bx] = tile::grid(n);), then write the kernel's work");
       return std::nullopt;
     }
@@ -279,6 +329,18 @@ void Translator::error(SourceLocation loc, const std::string &message, const std
   } // the diagnostic is emitted here, before its note
   if (!note.empty())
     d.Report(loc, d.getCustomDiagID(DiagnosticsEngine::Note, "%0")) << note;
+  // Where the code came from: the macro and lambda calls being inlined, innermost first,
+  // then the code that instantiated a kernel template.
+  for (auto it = inline_stack.rbegin(); it != inline_stack.rend(); ++it)
+    if (it->call_loc.isValid())
+      d.Report(it->call_loc, d.getCustomDiagID(DiagnosticsEngine::Note, "in %0 called from here")) << it->shown;
+  note_instantiation(sema, kernel_decl);
+}
+
+Translator::Nesting::Nesting(Translator &t, SourceLocation loc) : t_(t) {
+  if (++t_.nesting_ == max_nesting + 1)
+    t_.error(loc, "this kernel nests statements and expressions more than " + std::to_string(max_nesting) + " deep",
+             "split deep expressions into statements with intermediate variables, and write repeated calls as loops");
 }
 
 const Translator::Binding *Translator::lookup(const ValueDecl *d) const {
@@ -319,7 +381,8 @@ std::optional<ir::Kernel> Translator::run(Stmt *body) {
     TileTypeInfo info = classify_tile_type(p->getType());
     if (info.kind == TileTypeKind::Stream) {
       if (i + 1 != kernel_decl->getNumParams()) {
-        error(p->getLocation(), "a tile::stream parameter must be the kernel's last parameter");
+        error(p->getLocation(), "a tile::stream parameter must be the kernel's last parameter",
+              "move it to the end of the parameter list");
         return std::nullopt;
       }
       continue;
@@ -369,14 +432,16 @@ std::optional<ir::Kernel> Translator::run(Stmt *body) {
     const Expr *arg = strip(g->getArg(i));
     auto *tc = dyn_cast<CallExpr>(arg);
     if (!tc || qualified_name(tc->getDirectCallee()) != "tile::threads" || tc->getNumArgs() != 1) {
-      error(arg->getExprLoc(), "the last argument of tile::grid must be tile::threads(n)");
+      error(arg->getExprLoc(), "the last argument of tile::grid must be tile::threads(n)",
+            "write tile::grid(extents..., tile::threads(n)) with a constant n");
       return std::nullopt;
     }
     auto n = const_int(tc->getArg(0), "the thread count of tile::threads");
     if (!n)
       return std::nullopt;
     if (*n < 1 || *n > 1024) {
-      error(tc->getArg(0)->getExprLoc(), "a block has 1 to 1024 threads, not " + std::to_string(*n));
+      error(tc->getArg(0)->getExprLoc(), "a block has 1 to 1024 threads, not " + std::to_string(*n),
+            "write tile::threads(n) with 1 <= n <= 1024 (128 when it is left out); multiples of 32 fill whole warps");
       return std::nullopt;
     }
     kernel.threads = int(*n);
@@ -393,11 +458,7 @@ std::optional<ir::Kernel> Translator::run(Stmt *body) {
     }
   if (auto *ds = dyn_cast<DeclStmt>(grid_stmt)) {
     if (auto *dd = dyn_cast<DecompositionDecl>(ds->getSingleDecl())) {
-      auto bindings = dd->bindings();
-      if (int(bindings.size()) != kernel.grid_rank) {
-        error(dd->getLocation(), "tile::grid binds " + std::to_string(kernel.grid_rank) + " block indices");
-        return std::nullopt;
-      }
+      auto bindings = dd->bindings(); // as many as extents: find_kernel_head checked
       for (int d = 0; d < kernel.grid_rank; ++d) {
         kernel.block_index[d] = ir::make_var(bindings[d]->getNameAsString(), ir::ScalarType::I32);
         env[bindings[d]].var = kernel.block_index[d];

@@ -48,6 +48,10 @@ std::string kernel_key(clang::ASTContext &ctx, const clang::FunctionDecl *fd);
 std::optional<KernelHead> find_kernel_head(clang::Sema &sema, const clang::FunctionDecl *fd,
                                            clang::Stmt *body);
 
+/// When `fd` is an instantiation of a kernel template, a note at the code that
+/// instantiated it (diagnostics about its body would otherwise not lead to the user's call).
+void note_instantiation(clang::Sema &sema, const clang::FunctionDecl *fd);
+
 /// Translates kernel `fd`, whose original body is `body`, into tile IR.
 std::optional<ir::Kernel> translate_kernel(clang::Sema &sema, const clang::FunctionDecl *fd,
                                            clang::Stmt *body);

@@ -132,13 +132,15 @@ std::optional<Translator::ElementRef> Translator::element_ref(const Expr *e, boo
   }
   if (int(r.indices.size()) != b->rank()) {
     error(op->getExprLoc(), "'" + b->name + "' has rank " + std::to_string(b->rank()) + " but is indexed with " +
-                                std::to_string(r.indices.size()) + " indices");
+                                std::to_string(r.indices.size()) + " indices",
+          "write one index per dimension");
     return std::nullopt;
   }
   return r;
 }
 
 ir::Expr Translator::expr(const Expr *e) {
+  Nesting nesting(*this, e->getExprLoc());
   if (failed())
     return nullptr;
   e = e->IgnoreParens();
@@ -247,7 +249,8 @@ ir::Expr Translator::expr(const Expr *e) {
     }
     auto op = binary_op(bo->getOpcode());
     if (!op) {
-      error(bo->getOperatorLoc(), "operator '" + bo->getOpcodeStr().str() + "' is not supported in a kernel");
+      error(bo->getOperatorLoc(), "operator '" + bo->getOpcodeStr().str() + "' is not supported in a kernel",
+            "kernels compute with arithmetic, comparison, logical and bitwise operators on scalars");
       return nullptr;
     }
     ir::Expr a = expr(bo->getLHS());
@@ -345,8 +348,10 @@ ir::Expr Translator::expr(const Expr *e) {
         if (!d)
           return nullptr;
         if (*d < 0 || *d >= b->rank()) {
-          error(mc->getArg(0)->getExprLoc(), "dimension " + std::to_string(*d) + " is out of range for tensor '" +
-                                                  b->name + "' of rank " + std::to_string(b->rank()));
+          error(mc->getArg(0)->getExprLoc(),
+                "dimension " + std::to_string(*d) + " is out of range for tensor '" + b->name + "' of rank " +
+                    std::to_string(b->rank()),
+                "write a dimension from 0 to " + std::to_string(b->rank() - 1));
           return nullptr;
         }
         ir::Expr v = m->getName() == "size" ? b->shape[*d] : b->strides[*d];
@@ -411,7 +416,8 @@ ir::Expr Translator::expr(const Expr *e) {
     ir::Expr v = inline_call(call, handled);
     if (handled) {
       if (!v && !failed())
-        error(call->getExprLoc(), "'" + (fn ? fn->getNameAsString() : std::string("lambda")) + "' returns no value");
+        error(call->getExprLoc(), "'" + (fn ? fn->getNameAsString() : std::string("lambda")) + "' returns no value",
+              "call it as a statement of its own, or make it return a scalar");
       return v;
     }
     if (failed())
@@ -434,7 +440,8 @@ ir::Expr Translator::expr(const Expr *e) {
   }
 
   if (isa<StringLiteral>(e)) {
-    error(e->getExprLoc(), "string literals are only allowed in tile::print and tile::device_assert");
+    error(e->getExprLoc(), "string literals are only allowed in tile::print, tile::device_assert and tile::expect",
+          "kernel expressions compute arithmetic scalars");
     return nullptr;
   }
   error(e->getExprLoc(), std::string("this expression (") + e->getStmtClassName() + ") is not supported in a kernel",
@@ -468,6 +475,14 @@ ir::Expr Translator::inline_call(const CallExpr *call, bool &handled) {
             "macros and lambdas are inlined: write the recursion as a loop");
       return nullptr;
     }
+  // Different functions can still call each other without end (r<N> calls r<N - 1>): the
+  // depth of inlining is limited too.
+  if (int(inline_stack.size()) >= max_inline_depth) {
+    error(call->getExprLoc(),
+          "macro and lambda calls nested more than " + std::to_string(max_inline_depth) + " deep in a kernel",
+          "macros and lambdas are inlined: write the repetition as a loop (tile::unroll(n) for a constant count)");
+    return nullptr;
+  }
   const FunctionDecl *def = nullptr;
   const Stmt *body = fn->getBody(def);
   if (!body) {
@@ -520,6 +535,8 @@ ir::Expr Translator::inline_call(const CallExpr *call, bool &handled) {
   }
 
   InlineFrame frame{fn, nullptr};
+  frame.call_loc = call->getExprLoc();
+  frame.shown = lambda ? std::string("lambda") : "[[tile::macro]] '" + shown + "'";
   QualType rt = fn->getReturnType();
   if (!rt->isVoidType()) {
     auto st = scalar_type_of(rt);
@@ -544,7 +561,8 @@ ir::Expr Translator::inline_call(const CallExpr *call, bool &handled) {
   if (failed())
     return nullptr;
   if (done.result && !done.returned) {
-    error(call->getExprLoc(), "'" + shown + "' ends without returning a value");
+    error(call->getExprLoc(), "'" + shown + "' ends without returning a value",
+          "end every path of it with return value;");
     return nullptr;
   }
   return done.result;

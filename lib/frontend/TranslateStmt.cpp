@@ -69,6 +69,9 @@ ir::Stmt Translator::sub_block(const Stmt *s) {
 void Translator::stmt(const Stmt *s) {
   if (failed() || !s)
     return;
+  Nesting nesting(*this, s->getBeginLoc());
+  if (failed())
+    return;
   if (!inline_stack.empty() && inline_stack.back().returned) {
     error(s->getBeginLoc(), "statement after the return of a macro or lambda",
           "a [[tile::macro]] function or lambda may return only at its end");
@@ -96,7 +99,8 @@ void Translator::stmt(const Stmt *s) {
       if (!vd) {
         if (isa<TypeDecl>(d) || isa<UsingDecl>(d) || isa<UsingDirectiveDecl>(d) || isa<StaticAssertDecl>(d))
           continue; // compile-time only
-        error(d->getLocation(), "this declaration is not supported in a kernel");
+        error(d->getLocation(), "this declaration is not supported in a kernel",
+              "kernels declare scalars, tile buffers, lambdas, types and static_asserts");
         return;
       }
       if (vd->isStaticLocal() || vd->hasGlobalStorage()) {
@@ -105,6 +109,12 @@ void Translator::stmt(const Stmt *s) {
         return;
       }
       if (isa<DecompositionDecl>(vd)) {
+        auto *init = vd->getInit() ? dyn_cast<CallExpr>(strip_all(vd->getInit())) : nullptr;
+        if (init && qualified_name(init->getDirectCallee()) == "tile::grid") {
+          error(init->getExprLoc(), "tile::grid may appear only once, as the first tile statement of a kernel",
+                "bind all block indices with one tile::grid(gx, gy, gz) at the start of the kernel's body");
+          return;
+        }
         error(vd->getLocation(), "structured bindings are only supported for tile::grid and tile::parallel",
               "declare the variables one by one");
         return;
@@ -218,7 +228,8 @@ void Translator::stmt(const Stmt *s) {
     if (is->isConstexpr()) {
       auto v = evaluate(is->getCond());
       if (!v || !v->isInt()) {
-        error(is->getIfLoc(), "condition of if constexpr is not a constant");
+        error(is->getIfLoc(), "condition of if constexpr is not a constant",
+              "use template parameters and constexpr values in the condition, or write a plain if");
         return;
       }
       if (v->getInt().getBoolValue())
@@ -260,7 +271,8 @@ void Translator::stmt(const Stmt *s) {
         if (!e)
           return;
         if (*e < 1) {
-          error(call->getArg(i)->getExprLoc(), "the extents of tile::parallel must be positive");
+          error(call->getArg(i)->getExprLoc(), "the extents of tile::parallel must be positive, not " + std::to_string(*e),
+                "a parallel loop runs over a tile: write tile::parallel(n) with n >= 1");
           return;
         }
         extents.push_back(*e);
@@ -305,14 +317,15 @@ void Translator::stmt(const Stmt *s) {
       if (a->getType()->isRecordType() && ti.kind == TileTypeKind::None) {
         auto *sc = dyn_cast<CallExpr>(strip_all(a));
         if (!sc || qualified_name(sc->getDirectCallee()) != "tile::stages") {
-          error(a->getExprLoc(), "expected tile::stages(n)");
+          error(a->getExprLoc(), "expected tile::stages(n)", "write tile::pipelined(n, tile::stages(s))");
           return;
         }
         auto n = const_int(sc->getArg(0), "the number of pipeline stages");
         if (!n)
           return;
         if (*n < 1) {
-          error(sc->getArg(0)->getExprLoc(), "a pipeline has at least 1 stage");
+          error(sc->getArg(0)->getExprLoc(), "a pipeline has at least 1 stage, not " + std::to_string(*n),
+                "write tile::stages(n) with n >= 1 (2 or 3 overlap copies with compute; 1 does not overlap)");
           return;
         }
         stages = int(*n);
@@ -449,6 +462,12 @@ void Translator::stmt(const Stmt *s) {
           "check conditions with tile::device_assert(cond, \"message\")");
     return;
   }
+  if (isa<AsmStmt>(s)) {
+    error(s->getBeginLoc(), "inline assembly is not supported in kernels",
+          "write the computation with the kernel language's operations; the compiler chooses the instructions "
+          "for each target");
+    return;
+  }
   if (isa<SwitchStmt>(s)) {
     error(s->getBeginLoc(), "switch statements are not supported in kernels", "use if / else if");
     return;
@@ -456,7 +475,8 @@ void Translator::stmt(const Stmt *s) {
 
   auto *e = dyn_cast<Expr>(s);
   if (!e) {
-    error(s->getBeginLoc(), std::string("this statement (") + s->getStmtClassName() + ") is not supported in a kernel");
+    error(s->getBeginLoc(), std::string("this statement (") + s->getStmtClassName() + ") is not supported in a kernel",
+          "kernels are written with declarations, assignments, if, for loops and tile operations");
     return;
   }
   e = strip_all(e);
@@ -475,7 +495,8 @@ void Translator::stmt(const Stmt *s) {
         return;
       }
       if (b && b->value) {
-        error(d->getExprLoc(), "'" + d->getDecl()->getNameAsString() + "' is a constant");
+        error(d->getExprLoc(), "'" + d->getDecl()->getNameAsString() + "' is a constant",
+              "declare it without const to change it");
         return;
       }
     }

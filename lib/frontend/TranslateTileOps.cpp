@@ -117,7 +117,7 @@ std::optional<ir::Region> Translator::region(const Expr *e, const std::vector<st
     if (rd && qualified_name(rd) == "tile::slice_t") {
       auto *sc = dyn_cast<CallExpr>(a);
       if (!sc || qualified_name(sc->getDirectCallee()) != "tile::slice") {
-        error(a->getExprLoc(), "expected tile::slice(start)");
+        error(a->getExprLoc(), "expected tile::slice(start)", "mark a dimension the tile spans with tile::slice(start)");
         return std::nullopt;
       }
       ir::Expr v = expr(sc->getArg(0));
@@ -135,7 +135,8 @@ std::optional<ir::Region> Translator::region(const Expr *e, const std::vector<st
   int rank = b->rank(), tile_rank = int(other_shape->size());
   if (tile_rank > rank) {
     error(at->getExprLoc(), "a tile of rank " + std::to_string(tile_rank) + " does not fit in '" + b->name +
-                                "' of rank " + std::to_string(rank));
+                                "' of rank " + std::to_string(rank),
+          "a region has at least as many dimensions as the tile it holds");
     return std::nullopt;
   }
   if (!slices.empty() && int(slices.size()) != tile_rank && tile_rank != rank) {
@@ -321,15 +322,20 @@ bool Translator::tile_op(const CallExpr *call) {
     if (!flag)
       return true;
     if (*dim < 0 || *dim >= s->rank()) {
-      error(call->getArg(2)->getExprLoc(), "dimension " + std::to_string(*dim) + " is out of range for '" + s->name +
-                                               "' of rank " + std::to_string(s->rank()));
+      error(call->getArg(2)->getExprLoc(),
+            "dimension " + std::to_string(*dim) + " is out of range for '" + s->name + "' of rank " +
+                std::to_string(s->rank()),
+            s->rank() == 1 ? "'" + s->name + "' has one dimension: write 0"
+                           : "write a dimension from 0 to " + std::to_string(s->rank() - 1) + " (" +
+                                 (op == "cumsum" ? "the dimension to sum along" : "the dimension to reduce") + ")");
       return true;
     }
     auto ss = shape_of(s), ds = shape_of(d);
     if (op == "cumsum") {
       if (ss != ds) {
         error(loc, "tile::cumsum needs a destination of the source's shape: '" + s->name + "' is " +
-                       shape_string(ss) + ", '" + d->name + "' is " + shape_string(ds));
+                       shape_string(ss) + ", '" + d->name + "' is " + shape_string(ds),
+            "declare the destination with the source's shape");
         return true;
       }
       emit(std::make_shared<ir::CumsumNode>(s, d, int(*dim), *flag != 0));
@@ -388,7 +394,8 @@ bool Translator::tile_op(const CallExpr *call) {
     if (!d)
       return true;
     if (d->buffer->scope != ir::Scope::Global || d->buffer->read_only) {
-      error(call->getArg(0)->getExprLoc(), "the destination of tile::" + op + " must be a writable tensor region");
+      error(call->getArg(0)->getExprLoc(), "the destination of tile::" + op + " must be a writable tensor region",
+            "atomics combine into global memory: pass T.at(i, j) of a tile::tensor<T, Rank> without const");
       return true;
     }
     emit(std::make_shared<ir::AtomicNode>(kind, *d, nullptr, ir::full_region(src)));
@@ -420,7 +427,8 @@ bool Translator::tile_op(const CallExpr *call) {
       return true;
     auto *sl = dyn_cast<StringLiteral>(strip_operand(call->getArg(1)));
     if (!sl) {
-      error(call->getArg(1)->getExprLoc(), "the message of tile::device_assert must be a string literal");
+      error(call->getArg(1)->getExprLoc(), "the message of tile::device_assert must be a string literal",
+            "write tile::device_assert(cond, \"what went wrong\")");
       return true;
     }
     std::string msg = sl->getString().str();
@@ -433,14 +441,16 @@ bool Translator::tile_op(const CallExpr *call) {
 
   if (op == "use_swizzle") {
     if (loop_depth > 0 || !inline_stack.empty()) {
-      error(loc, "tile::use_swizzle must be a statement of the kernel's body, outside loops and macros");
+      error(loc, "tile::use_swizzle must be a statement of the kernel's body, outside loops and macros",
+            "call it once after tile::grid, at the top level of the kernel");
       return true;
     }
     auto p = const_int(call->getArg(0), "the panel of tile::use_swizzle");
     if (!p)
       return true;
     if (*p < 1) {
-      error(call->getArg(0)->getExprLoc(), "the panel of tile::use_swizzle must be positive");
+      error(call->getArg(0)->getExprLoc(), "the panel of tile::use_swizzle must be positive, not " + std::to_string(*p),
+            "write tile::use_swizzle(n) with n >= 1 blocks per panel (8 when it is left out)");
       return true;
     }
     kernel.swizzle_panel = int(*p);

@@ -106,17 +106,38 @@ public:
   ir::Kernel kernel;
   int parallel_depth = 0;
   int loop_depth = 0;
-  /// Macros and lambdas being inlined (recursion check) and where their value goes.
+  /// Macros and lambdas being inlined (recursion check, the "called from" notes of
+  /// diagnostics) and where their value goes.
   struct InlineFrame {
     const clang::FunctionDecl *fn;
     ir::Var result;
     bool returned = false;
+    clang::SourceLocation call_loc; // the call being inlined
+    std::string shown;              // "[[tile::macro]] 'name'" or "lambda"
   };
   std::vector<InlineFrame> inline_stack;
 
   std::string unique_name(const std::string &base);
 
+  /// Limits of nesting, so that hostile input (a chain of thousands of macro calls, an
+  /// expression nested thousands deep) is an error instead of a stack overflow in the
+  /// translator or the passes after it, which all recurse over the IR.
+  static constexpr int max_nesting = 1000; // statements and expressions, inlined bodies included
+  static constexpr int max_inline_depth = 100;
+  /// Counts one level of nesting while it lives; `ok()` is false (and the error reported)
+  /// past max_nesting.
+  class Nesting {
+  public:
+    Nesting(Translator &t, clang::SourceLocation loc);
+    ~Nesting() { --t_.nesting_; }
+    bool ok() const { return !t_.failed(); }
+
+  private:
+    Translator &t_;
+  };
+
 private:
+  int nesting_ = 0;
   bool failed_ = false;
   std::vector<std::vector<ir::Stmt>> blocks_;
   std::map<std::string, int> names_;

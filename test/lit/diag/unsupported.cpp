@@ -41,7 +41,7 @@ constexpr int twice(int x) { return 2 * x; }
 
 [[tile::kernel]] void k_recursion(T::tensor<float, 1> x) {
   auto [bx] = T::grid(1);
-  float v = recurse(1.0f);
+  float v = recurse(1.0f); // expected-note {{in [[tile::macro]] 'recurse' called from here}}
 }
 
 [[tile::kernel]] void k_goto(T::tensor<float, 1> x) {
@@ -159,7 +159,7 @@ end:;
 }
 
 [[tile::kernel]] void k_threads(T::tensor<float, 1> x) {
-  auto [bx] = T::grid(1, T::threads(2048)); // expected-error {{a block has 1 to 1024 threads, not 2048}}
+  auto [bx] = T::grid(1, T::threads(2048)); // expected-error {{a block has 1 to 1024 threads, not 2048}} expected-note {{write tile::threads(n) with 1 <= n <= 1024}}
 }
 
 [[tile::kernel]] void k_stages(T::tensor<float, 1> x, int s) {
@@ -214,7 +214,7 @@ end:;
 }
 
 [[tile::kernel]] void k_dim(T::tensor<float, 2> x) {
-  auto [bx] = T::grid(x.size(2)); // expected-error {{dimension 2 is out of range for tensor 'x' of rank 2}}
+  auto [bx] = T::grid(x.size(2)); // expected-error {{dimension 2 is out of range for tensor 'x' of rank 2}} expected-note {{write a dimension from 0 to 1}}
 }
 
 [[tile::kernel]] void k_shared_oob(T::tensor<float, 2> x) {

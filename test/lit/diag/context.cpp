@@ -1,0 +1,97 @@
+// Each diagnostic is at the user's line with a note on what to write instead, and leads
+// back to the user's code: errors inside a [[tile::macro]] or lambda note each call that
+// inlined it, errors in a kernel template note where it was instantiated.
+// RUN: %tile-cxx -fsyntax-only -ferror-limit=0 -Xclang -verify %s
+
+#include <tile/tile.h>
+namespace T = tile;
+
+[[tile::macro]] void bad_reduce(T::fragment<float, 16, 8> &f, T::fragment<float, 16> &r) {
+  T::reduce_sum(f, r, 2); // expected-error {{dimension 2 is out of range for 'f' of rank 2}} expected-note {{write a dimension from 0 to 1 (the dimension to reduce)}}
+}
+[[tile::macro]] void outer(T::fragment<float, 16, 8> &f, T::fragment<float, 16> &r) {
+  bad_reduce(f, r); // expected-note {{in [[tile::macro]] 'bad_reduce' called from here}}
+}
+
+[[tile::kernel]] void k_macro_chain(T::tensor<float, 1> x) {
+  auto [bx] = T::grid(1);
+  T::fragment<float, 16, 8> f;
+  T::fragment<float, 16> r;
+  T::clear(f);
+  outer(f, r); // expected-note {{in [[tile::macro]] 'outer' called from here}}
+}
+
+[[tile::kernel]] void k_lambda(T::tensor<float, 1> x) {
+  auto [bx] = T::grid(1);
+  T::fragment<float, 8> frag;
+  T::clear(frag);
+  auto f = [&](int i) { return frag(i); }; // expected-error {{element of fragment 'frag' accessed outside a tile::parallel loop}} expected-note {{fragments are spread over the block's threads}}
+  x(0) = f(1); // expected-note {{in lambda called from here}}
+}
+
+template <int D> [[tile::kernel]] void k_template(T::tensor<float, 1> x) {
+  auto [bx] = T::grid(1);
+  T::fragment<float, 8> f;
+  T::fragment<float, 8> c;
+  T::cumsum(f, c, D); // expected-error {{dimension 3 is out of range for 'f' of rank 1}} expected-note {{'f' has one dimension: write 0}}
+}
+
+template <int N> [[tile::kernel]] void k_template_head(T::tensor<float, 1> x) {
+  x(0) = 1; // expected-error {{only declarations of scalars may come before tile::grid in a kernel}} expected-note {{bind the block indices first}}
+  auto [bx] = T::grid(N);
+}
+
+void host(T::tensor<float, 1> x) {
+  k_template<3>(x); // expected-note {{in instantiation of kernel 'k_template<3>' requested here}}
+  k_template_head<2>(x); // expected-note {{in instantiation of kernel 'k_template_head<2>' requested here}}
+}
+
+[[tile::kernel]] void k_threads0(T::tensor<float, 1> x) {
+  auto [bx] = T::grid(1, T::threads(0)); // expected-error {{a block has 1 to 1024 threads, not 0}} expected-note {{write tile::threads(n) with 1 <= n <= 1024}}
+}
+
+[[tile::kernel]] void k_threads4096(T::tensor<float, 1> x) {
+  auto [bx] = T::grid(1, T::threads(4096)); // expected-error {{a block has 1 to 1024 threads, not 4096}} expected-note {{write tile::threads(n) with 1 <= n <= 1024}}
+}
+
+[[tile::kernel]] void k_stages0(T::tensor<float, 1> x) {
+  auto [bx] = T::grid(1);
+  for (int k : T::pipelined(4, T::stages(0))) // expected-error {{a pipeline has at least 1 stage, not 0}} expected-note {{write tile::stages(n) with n >= 1}}
+    x(k) = 0;
+}
+
+[[tile::kernel]] void k_swizzle0(T::tensor<float, 1> x) {
+  auto [bx] = T::grid(1);
+  T::use_swizzle(0); // expected-error {{the panel of tile::use_swizzle must be positive, not 0}} expected-note {{write tile::use_swizzle(n) with n >= 1}}
+}
+
+[[tile::kernel]] void k_stream_first(T::stream s, T::tensor<float, 1> x) { // expected-error {{a tile::stream parameter must be the kernel's last parameter}} expected-note {{move it to the end of the parameter list}}
+  auto [bx] = T::grid(1);
+}
+
+[[tile::kernel]] void k_asm(T::tensor<float, 1> x) {
+  auto [bx] = T::grid(1);
+  asm volatile("nop"); // expected-error {{inline assembly is not supported in kernels}} expected-note {{the compiler chooses the instructions}}
+}
+
+[[tile::kernel]] void k_bindings(T::tensor<float, 1> x) {
+  auto [bx, by] = T::grid(4); // expected-error {{type 'std::array<int, 1>' decomposes into 1 element, but 2 names were provided}} expected-error {{tile::grid with 1 extent binds 1 block index, not 2}} expected-note {{write one name per extent: auto [bx] = tile::grid(gx)}}
+}
+
+[[tile::kernel]] void k_grid_in_if(T::tensor<float, 1> x, int n) {
+  if (n > 0) {
+    auto [bx] = T::grid(n); // expected-error {{tile::grid must be a statement of the kernel's body, not nested in another statement}} expected-note {{bind the block indices at the top of the body}}
+  }
+}
+
+[[tile::kernel]] void k_two_grids(T::tensor<float, 1> x) {
+  auto [bx] = T::grid(1);
+  auto [by] = T::grid(2); // expected-error {{tile::grid may appear only once, as the first tile statement of a kernel}} expected-note {{bind all block indices with one tile::grid(gx, gy, gz)}}
+}
+
+[[tile::kernel]] void k_parallel0(T::tensor<float, 1> x) {
+  auto [bx] = T::grid(1);
+  T::fragment<float, 4> f;
+  for (int i : T::parallel(0)) // expected-error {{the extents of tile::parallel must be positive, not 0}} expected-note {{write tile::parallel(n) with n >= 1}}
+    f(i) = 0;
+}
