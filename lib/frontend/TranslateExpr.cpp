@@ -130,6 +130,10 @@ std::optional<Translator::ElementRef> Translator::element_ref(const Expr *e, boo
       return std::nullopt;
     r.indices.push_back(idx);
   }
+  if (int(r.indices.size()) == b->rank() && b->scope != ir::Scope::Global)
+    for (int d = 0; d < b->rank(); ++d)
+      if (!check_index(op->getArg(d + 1)->getExprLoc(), b, d, r.indices[d]))
+        return std::nullopt;
   if (int(r.indices.size()) != b->rank()) {
     error(op->getExprLoc(), "'" + b->name + "' has rank " + std::to_string(b->rank()) + " but is indexed with " +
                                 std::to_string(r.indices.size()) + " indices",
@@ -137,6 +141,57 @@ std::optional<Translator::ElementRef> Translator::element_ref(const Expr *e, boo
     return std::nullopt;
   }
   return r;
+}
+
+ir::Expr Translator::checked_binary(SourceLocation loc, ir::BinaryOp op, const ir::Expr &a, const ir::Expr &b) {
+  ir::Expr r = ir::binary(op, a, b);
+  auto n = r->as<ir::BinaryNode>();
+  if (!n)
+    return r; // folded: a defined value
+  auto divisor = ir::as_const_int(n->b);
+  if ((op == ir::BinaryOp::Div || op == ir::BinaryOp::Mod) && divisor && *divisor == 0) {
+    error(loc, std::string("integer ") + (op == ir::BinaryOp::Div ? "division" : "remainder") + " by zero",
+          "division of integers by zero has no value; test the divisor first, or divide floating-point values");
+    return nullptr;
+  }
+  if ((op == ir::BinaryOp::Shl || op == ir::BinaryOp::Shr) && divisor &&
+      (*divisor < 0 || *divisor >= ir::bits(n->a->type))) {
+    error(loc, "shift by " + std::to_string(*divisor) + " bits of a " + std::to_string(ir::bits(n->a->type)) +
+                   "-bit value",
+          "shift counts run from 0 to " + std::to_string(ir::bits(n->a->type) - 1) +
+              "; convert the value to a wider type first (tile::cast<int64_t>(x) << n)");
+    return nullptr;
+  }
+  return r;
+}
+
+bool Translator::check_index(SourceLocation loc, const ir::Buffer &b, int dim, const ir::Expr &first,
+                             std::int64_t span) {
+  auto r = analysis::bounds_of(first, ranges);
+  if (!r)
+    return true;
+  const std::int64_t extent = b->extent(dim);
+  const std::int64_t lo = r->lo, hi = r->hi + span - 1;
+  const bool all_out = hi < 0 || lo >= extent, some_out = lo < 0 || hi >= extent;
+  if (!all_out && !(some_out && conditional == 0))
+    return true;
+  std::string where = "dimension " + std::to_string(dim) + " of '" + b->name + "' (extent " + std::to_string(extent) + ")";
+  std::string valid = "valid indices of '" + b->name + "' in dimension " + std::to_string(dim) + " are 0 to " +
+                      std::to_string(extent - 1);
+  std::string what = span == 1 ? "index" : "the tile's first index";
+  if (lo == r->hi)
+    error(loc, what + " " + std::to_string(lo) + (span == 1 ? "" : " (with " + std::to_string(span) + " elements)") +
+                   " is outside " + where,
+          valid);
+  else if (all_out)
+    error(loc, what + " ranges over [" + std::to_string(r->lo) + ", " + std::to_string(r->hi) + "], outside " + where,
+          valid);
+  else
+    error(loc, what + " ranges over [" + std::to_string(r->lo) + ", " + std::to_string(r->hi) + "]" +
+                   (span == 1 ? "" : " (with " + std::to_string(span) + " elements)") + ", which reaches outside " +
+                   where,
+          valid + ": guard the access with if (...) or narrow the loop");
+  return false;
 }
 
 ir::Expr Translator::expr(const Expr *e) {
@@ -254,11 +309,14 @@ ir::Expr Translator::expr(const Expr *e) {
       return nullptr;
     }
     ir::Expr a = expr(bo->getLHS());
+    const bool short_circuit = bo->getOpcode() == BO_LAnd || bo->getOpcode() == BO_LOr;
+    conditional += short_circuit;
     ir::Expr b = a ? expr(bo->getRHS()) : nullptr;
+    conditional -= short_circuit;
     if (!b)
       return nullptr;
-    ir::Expr r = ir::binary(*op, a, b);
-    auto st = result_type();
+    ir::Expr r = checked_binary(bo->getOperatorLoc(), *op, a, b);
+    auto st = r ? result_type() : std::nullopt;
     return st ? ir::cast(*st, r) : nullptr;
   }
 
@@ -294,8 +352,10 @@ ir::Expr Translator::expr(const Expr *e) {
 
   if (auto *co = dyn_cast<ConditionalOperator>(e)) {
     ir::Expr c = expr(co->getCond());
+    ++conditional;
     ir::Expr t = c ? expr(co->getTrueExpr()) : nullptr;
     ir::Expr f = t ? expr(co->getFalseExpr()) : nullptr;
+    --conditional;
     auto st = f ? result_type() : std::nullopt;
     return st ? ir::cast(*st, ir::select(c, t, f)) : nullptr;
   }

@@ -239,8 +239,10 @@ void Translator::stmt(const Stmt *s) {
     ir::Expr c = expr(is->getCond());
     if (!c)
       return;
+    ++conditional;
     ir::Stmt t = sub_block(is->getThen());
     ir::Stmt e = is->getElse() ? sub_block(is->getElse()) : nullptr;
+    --conditional;
     if (failed())
       return;
     emit(ir::if_then_else(c, t, e));
@@ -285,9 +287,10 @@ void Translator::stmt(const Stmt *s) {
         return;
       }
       std::vector<ir::Var> loop_vars;
-      for (auto *v : vars) {
-        loop_vars.push_back(ir::make_var(unique_name(v->getNameAsString()), ir::ScalarType::I32));
-        env[v].var = loop_vars.back();
+      for (size_t d = 0; d < vars.size(); ++d) {
+        loop_vars.push_back(ir::make_var(unique_name(vars[d]->getNameAsString()), ir::ScalarType::I32));
+        env[vars[d]].var = loop_vars.back();
+        ranges[loop_vars.back().get()] = {0, extents[d] - 1};
       }
       ++parallel_depth;
       ir::Stmt body = sub_block(fr->getBody());
@@ -336,11 +339,23 @@ void Translator::stmt(const Stmt *s) {
     if (kind == ir::ForKind::Pipelined && stages == 0)
       stages = 2;
     ir::Expr begin = ir::int_imm(0), extent;
+    std::int64_t unroll_factor = 0;
     if (bounds.size() == 1) {
       if (kind == ir::ForKind::Unrolled) {
         auto n = const_int(bounds[0], "the extent of tile::unroll");
         if (!n)
           return;
+        // Every iteration becomes a copy of the body in the generated code (and device
+        // compilers take time more than linear in it): long loops stay loops.
+        if (*n > max_unroll || unrolled_iterations * *n > max_unroll) {
+          error(bounds[0]->getExprLoc(),
+                "tile::unroll of " + std::to_string(*n) + " iterations" +
+                    (unrolled_iterations > 1 ? " inside unrolled loops of " + std::to_string(unrolled_iterations) : "") +
+                    " makes more than " + std::to_string(max_unroll) + " copies of its body",
+                "unroll short loops only: write tile::serial(n) (or a plain for loop) for this one");
+          return;
+        }
+        unroll_factor = *n;
         extent = ir::int_imm(*n);
       } else {
         extent = expr(bounds[0]);
@@ -356,13 +371,20 @@ void Translator::stmt(const Stmt *s) {
       return;
     ir::Var v = ir::make_var(unique_name(lv->getNameAsString()), ir::ScalarType::I32);
     env[lv].var = v;
+    begin = ir::cast(ir::ScalarType::I32, begin);
+    extent = ir::cast(ir::ScalarType::I32, extent);
+    auto b0 = ir::as_const_int(begin), n = ir::as_const_int(extent);
+    if (b0 && n && *n > 0)
+      ranges[v.get()] = {*b0, *b0 + *n - 1};
     ++loop_depth;
+    const std::int64_t outer_unrolled = unrolled_iterations;
+    unrolled_iterations *= std::max<std::int64_t>(unroll_factor, 1);
     ir::Stmt body = sub_block(fr->getBody());
+    unrolled_iterations = outer_unrolled;
     --loop_depth;
     if (failed())
       return;
-    emit(ir::for_loop(v, ir::cast(ir::ScalarType::I32, begin), ir::cast(ir::ScalarType::I32, extent), kind, body,
-                      nullptr, stages));
+    emit(ir::for_loop(v, begin, extent, kind, body, nullptr, stages));
     return;
   }
 
@@ -433,6 +455,11 @@ void Translator::stmt(const Stmt *s) {
     trips = ir::binary(ir::BinaryOp::Max, trips, ir::int_imm(0, *st));
     ir::Var v = ir::make_var(unique_name(var->getNameAsString()), *st);
     env[var].var = v;
+    auto b0 = ir::as_const_int(begin), n = ir::as_const_int(trips), k = ir::as_const_int(step);
+    if (b0 && n && k && *n > 0 && *n < (std::int64_t(1) << 31) && *k < (std::int64_t(1) << 31)) {
+      std::int64_t last = negative ? *b0 - (*n - 1) * *k : *b0 + (*n - 1) * *k;
+      ranges[v.get()] = {std::min(*b0, last), std::max(*b0, last)};
+    }
     ++loop_depth;
     ir::Stmt body = sub_block(fs->getBody());
     --loop_depth;
@@ -519,7 +546,7 @@ void Translator::stmt(const Stmt *s) {
     auto op = compound_op(bo->getOpcode());
     assign_to(bo->getLHS(), [&](ir::Expr old) -> ir::Expr {
       ir::Expr r = expr(bo->getRHS());
-      return r ? ir::binary(*op, old, r) : nullptr;
+      return r ? checked_binary(bo->getOperatorLoc(), *op, old, r) : nullptr;
     });
     return;
   }

@@ -166,6 +166,8 @@ std::optional<ir::Region> Translator::region(const Expr *e, const std::vector<st
               "tiles of shared, fragment and local buffers must lie inside the buffer");
         return std::nullopt;
       }
+      if (!c && !check_index(at->getArg(d)->getExprLoc(), b, d, r.begin[d], r.extent[d]))
+        return std::nullopt;
     }
   }
   return r;

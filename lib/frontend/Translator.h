@@ -15,6 +15,7 @@
 #include "clang/AST/StmtCXX.h"
 #include "clang/Sema/Sema.h"
 
+#include "analysis/Bounds.h"
 #include "frontend/Frontend.h"
 #include "ir/IR.h"
 
@@ -70,6 +71,19 @@ public:
   };
   /// Recognizes `b(i, j, ...)`; nullopt (without error) when `e` is no element access.
   std::optional<ElementRef> element_ref(const clang::Expr *e, bool for_write);
+  /// ir::binary, with an error for what has no value: integer division or remainder by a
+  /// constant zero, shifts by a constant count outside the value's width. Null after an error.
+  ir::Expr checked_binary(clang::SourceLocation loc, ir::BinaryOp op, const ir::Expr &a, const ir::Expr &b);
+  /// Reports an index of dimension `dim` of tile buffer `b` that is provably outside it
+  /// (`first` .. `first + span - 1` must lie in [0, extent)): always when no value of the
+  /// index lies inside, and also when some do, but the code runs unconditionally (then
+  /// some iteration is out of bounds). False after an error.
+  bool check_index(clang::SourceLocation loc, const ir::Buffer &b, int dim, const ir::Expr &first,
+                   std::int64_t span = 1);
+  /// Ranges of the loop variables with constant bounds, for check_index.
+  analysis::VarRanges ranges;
+  /// Inside code that may not run: a branch of an if or ?:, the right operand of && or ||.
+  int conditional = 0;
 
   // Statements (TranslateStmt.cpp) ---------------------------------------------------
   void stmt(const clang::Stmt *s);
@@ -124,6 +138,9 @@ public:
   /// translator or the passes after it, which all recurse over the IR.
   static constexpr int max_nesting = 1000; // statements and expressions, inlined bodies included
   static constexpr int max_inline_depth = 100;
+  /// Copies of a body that nested tile::unroll loops may make.
+  static constexpr std::int64_t max_unroll = 1024;
+  std::int64_t unrolled_iterations = 1;
   /// Counts one level of nesting while it lives; `ok()` is false (and the error reported)
   /// past max_nesting.
   class Nesting {
