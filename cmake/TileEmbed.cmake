@@ -9,5 +9,6 @@ function(tile_embed_files)
     COMMAND ${CMAKE_COMMAND} -DOUT=${E_OUT} -DNAME=${E_NAME} "-DFILES=${E_FILES}"
             -P ${PROJECT_SOURCE_DIR}/cmake/EmbedFiles.cmake
     DEPENDS ${E_FILES} ${PROJECT_SOURCE_DIR}/cmake/EmbedFiles.cmake
-    COMMENT "Embedding ${E_NAME}")
+    COMMENT "Embedding ${E_NAME}"
+    VERBATIM)
 endfunction()

@@ -18,6 +18,9 @@
 namespace tile {
 
 namespace detail {
+#define TILE_SCALAR_FN constexpr
+#include "tile/detail/tile_scalar.h"
+#undef TILE_SCALAR_FN
 template <class T>
 constexpr bool is_extended_float_v =
     std::is_same_v<T, f16> || std::is_same_v<T, bf16> || std::is_same_v<T, f8e4m3> ||
@@ -218,13 +221,37 @@ TILE_MATH_FN(sqrt, std::sqrt(x))
 TILE_MATH_FN(rsqrt, R(1) / std::sqrt(x))
 TILE_MATH_FN(tanh, std::tanh(x))
 TILE_MATH_FN(sigmoid, R(1) / (R(1) + std::exp(-x)))
+/// Rounds half away from zero (as std::round).
+TILE_MATH_FN(round, std::round(x))
+TILE_MATH_FN(floor, std::floor(x))
+TILE_MATH_FN(ceil, std::ceil(x))
+TILE_MATH_FN(trunc, std::trunc(x))
+TILE_MATH_FN(sin, std::sin(x))
+TILE_MATH_FN(cos, std::cos(x))
+TILE_MATH_FN(erf, std::erf(x))
+TILE_MATH_FN(log1p, std::log1p(x))
+TILE_MATH_FN(expm1, std::expm1(x))
 #undef TILE_MATH_FN
 template <class A, class B, class C> detail::math_t<detail::common_t<detail::common_t<A, B>, C>> fma(A a, B b, C c) {
   using R = detail::math_t<detail::common_t<detail::common_t<A, B>, C>>;
   return std::fma(R(a), R(b), R(c));
 }
+template <class A, class B> detail::math_t<detail::common_t<A, B>> pow(A a, B b) {
+  using R = detail::math_t<detail::common_t<A, B>>;
+  return std::pow(R(a), R(b));
+}
+template <class T> bool isnan(T x) { return std::isnan(detail::math_t<T>(x)); }
+template <class T> bool isinf(T x) { return std::isinf(detail::math_t<T>(x)); }
 
-template <class T, class U> constexpr T cast(U x) { return T(detail::arith_t<U>(x)); }
+/// Converts between element types. Floating-point to integer truncates toward zero,
+/// saturates at the integer type's limits and gives 0 for NaN, on every target.
+template <class T, class U> constexpr T cast(U x) {
+  using A = detail::arith_t<U>;
+  if constexpr (std::is_floating_point_v<A> && std::is_integral_v<T> && !std::is_same_v<T, bool>)
+    return detail::saturate_cast<T>(A(x));
+  else
+    return T(A(x));
+}
 template <class T> T infinity() {
   return T(std::numeric_limits<detail::math_t<T>>::infinity());
 }

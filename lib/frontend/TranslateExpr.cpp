@@ -44,6 +44,18 @@ std::optional<ir::Intrinsic> math_intrinsic(const std::string &n) {
   if (n == "tile::tanh") return ir::Intrinsic::Tanh;
   if (n == "tile::sigmoid") return ir::Intrinsic::Sigmoid;
   if (n == "tile::fma") return ir::Intrinsic::Fma;
+  if (n == "tile::round") return ir::Intrinsic::Round;
+  if (n == "tile::floor") return ir::Intrinsic::Floor;
+  if (n == "tile::ceil") return ir::Intrinsic::Ceil;
+  if (n == "tile::trunc") return ir::Intrinsic::Trunc;
+  if (n == "tile::sin") return ir::Intrinsic::Sin;
+  if (n == "tile::cos") return ir::Intrinsic::Cos;
+  if (n == "tile::erf") return ir::Intrinsic::Erf;
+  if (n == "tile::pow") return ir::Intrinsic::Pow;
+  if (n == "tile::log1p") return ir::Intrinsic::Log1p;
+  if (n == "tile::expm1") return ir::Intrinsic::Expm1;
+  if (n == "tile::isnan") return ir::Intrinsic::IsNan;
+  if (n == "tile::isinf") return ir::Intrinsic::IsInf;
   return std::nullopt;
 }
 
@@ -446,7 +458,12 @@ ir::Expr Translator::expr(const Expr *e) {
           ir::Expr a = arg(i);
           if (!a)
             return nullptr;
-          args.push_back(ir::cast(*st, a));
+          // Math happens in the result's type; isnan / isinf test their argument in f64
+          // when it is f64, else in f32 (16-bit floats widen exactly).
+          ir::ScalarType in = *st;
+          if (*f == ir::Intrinsic::IsNan || *f == ir::Intrinsic::IsInf)
+            in = a->type == ir::ScalarType::F64 ? ir::ScalarType::F64 : ir::ScalarType::F32;
+          args.push_back(ir::cast(in, a));
         }
         return ir::call(*f, args);
       }

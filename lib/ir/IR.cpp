@@ -77,6 +77,18 @@ const char *name(Intrinsic f) {
   case Intrinsic::Sigmoid: return "sigmoid";
   case Intrinsic::ShuffleXor: return "shfl_xor";
   case Intrinsic::Fma: return "fma";
+  case Intrinsic::Round: return "round";
+  case Intrinsic::Floor: return "floor";
+  case Intrinsic::Ceil: return "ceil";
+  case Intrinsic::Trunc: return "trunc";
+  case Intrinsic::Sin: return "sin";
+  case Intrinsic::Cos: return "cos";
+  case Intrinsic::Erf: return "erf";
+  case Intrinsic::Pow: return "pow";
+  case Intrinsic::Log1p: return "log1p";
+  case Intrinsic::Expm1: return "expm1";
+  case Intrinsic::IsNan: return "isnan";
+  case Intrinsic::IsInf: return "isinf";
   }
   return "?";
 }
@@ -212,6 +224,10 @@ Region full_region(const Buffer &b) {
 
 namespace {
 
+#define TILE_SCALAR_FN inline
+#include "tile/detail/tile_scalar.h"
+#undef TILE_SCALAR_FN
+
 std::int64_t wrap(std::int64_t v, ScalarType t) {
   int n = bits(t);
   if (t == ScalarType::Bool)
@@ -272,6 +288,22 @@ ScalarType common_type(ScalarType a, ScalarType b) {
   return unsigned_of(s);
 }
 
+
+/// The kernel language's float -> integer conversion (include/tile/detail/tile_scalar.h) of
+/// `v` to integer type `t`, as the int64 bits of the result.
+std::int64_t saturate(double v, ScalarType t) {
+  switch (t) {
+  case ScalarType::I8: return saturate_cast<std::int8_t>(v);
+  case ScalarType::U8: return saturate_cast<std::uint8_t>(v);
+  case ScalarType::I16: return saturate_cast<std::int16_t>(v);
+  case ScalarType::U16: return saturate_cast<std::uint16_t>(v);
+  case ScalarType::I32: return saturate_cast<std::int32_t>(v);
+  case ScalarType::U32: return saturate_cast<std::uint32_t>(v);
+  case ScalarType::I64: return saturate_cast<std::int64_t>(v);
+  default: return std::int64_t(saturate_cast<std::uint64_t>(v));
+  }
+}
+
 } // namespace
 
 Expr int_imm(std::int64_t v, ScalarType t) {
@@ -309,8 +341,7 @@ Expr cast(ScalarType t, Expr v) {
       return float_imm(f->value, t);
     if (t == ScalarType::Bool)
       return bool_imm(f->value != 0);
-    if (std::isfinite(f->value) && std::fabs(f->value) < 9.0e18)
-      return int_imm(std::int64_t(f->value), t);
+    return int_imm(saturate(f->value, t), t);
   }
   return std::make_shared<CastNode>(t, std::move(v));
 }
@@ -464,6 +495,8 @@ Expr call(Intrinsic fn, std::vector<Expr> args) {
     t = ScalarType::F32;
   for (auto &a : args)
     a = cast(t, std::move(a));
+  if (fn == Intrinsic::IsNan || fn == Intrinsic::IsInf)
+    return std::make_shared<CallNode>(ScalarType::Bool, fn, std::move(args));
   return std::make_shared<CallNode>(t, fn, std::move(args));
 }
 

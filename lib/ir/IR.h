@@ -190,10 +190,15 @@ struct SelectNode : ExprNode {
       : ExprNode(static_kind, ty), cond(std::move(c)), t(std::move(x)), f(std::move(y)) {}
 };
 
-/// Math intrinsics; arguments and result have the call's type (a float type). ShuffleXor
-/// (GPU targets) is the value of its first argument in the lane whose index differs from
-/// this thread's by the bits of the second (an i32 constant); its type is the first's.
-enum class Intrinsic { Abs, Exp, Exp2, Log, Log2, Sqrt, Rsqrt, Tanh, Sigmoid, Fma, ShuffleXor };
+/// Math intrinsics; arguments and result have the call's type (a float type), except that
+/// IsNan and IsInf take a float and give a bool. ShuffleXor (GPU targets) is the value of
+/// its first argument in the lane whose index differs from this thread's by the bits of
+/// the second (an i32 constant); its type is the first's.
+enum class Intrinsic {
+  Abs, Exp, Exp2, Log, Log2, Sqrt, Rsqrt, Tanh, Sigmoid, Fma,
+  Round, Floor, Ceil, Trunc, Sin, Cos, Erf, Pow, Log1p, Expm1, IsNan, IsInf,
+  ShuffleXor
+};
 const char *name(Intrinsic f);
 
 struct CallNode : ExprNode {

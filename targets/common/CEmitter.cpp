@@ -279,6 +279,11 @@ void CEmitter::unpack_tensor(int i, const Buffer &b, const std::string &arg, con
 }
 
 std::string CEmitter::cast(ScalarType to, const Expr &value) {
+  if (is_float(value->type) && is_integer(to)) {
+    // Truncating, saturating, NaN to 0 (the device library's saturate_cast).
+    std::string x = is_extended_float(value->type) ? "(float)" + expr(value, P_Unary) : expr(value);
+    return lib_ + "::saturate_cast<" + type_name(to) + ">(" + x + ")";
+  }
   std::string inner = expr(value, P_Unary);
   // There is no conversion between two extended floats: go through float (exact).
   if (is_extended_float(value->type) && is_extended_float(to))

@@ -17,7 +17,8 @@ list(TRANSFORM TILE_CPU_UNIT_TESTS PREPEND ${CMAKE_CURRENT_LIST_DIR}/)
 add_executable(tile_cpu_tests ${TILE_CPU_UNIT_TESTS})
 target_include_directories(tile_cpu_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/../../include
                            ${CMAKE_CURRENT_LIST_DIR}/../../lib ${CMAKE_CURRENT_LIST_DIR}/../..
-                           ${CMAKE_CURRENT_LIST_DIR}/../../targets/cpu/include)
+                           ${CMAKE_CURRENT_LIST_DIR}/../../targets/cpu/include
+                           ${CMAKE_CURRENT_LIST_DIR}/../../include/tile/detail)
 # Compiled images are cached in the build tree, so that a rerun compiles nothing.
 target_compile_definitions(tile_cpu_tests PRIVATE TILE_CPU_TEST_CACHE="${CMAKE_CURRENT_BINARY_DIR}/cpu-test-cache")
 target_compile_options(tile_cpu_tests PRIVATE ${TILE_COMPILER_FLAGS})

@@ -238,6 +238,35 @@ inline float fma(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
 inline double fma(double a, double b, double c) { return __builtin_fma(a, b, c); }
 inline float fmod(float a, float b) { return __builtin_fmodf(a, b); }
 inline double fmod(double a, double b) { return __builtin_fmod(a, b); }
+inline float round(float x) { return __builtin_roundf(x); }
+inline double round(double x) { return __builtin_round(x); }
+inline float floor(float x) { return __builtin_floorf(x); }
+inline double floor(double x) { return __builtin_floor(x); }
+inline float ceil(float x) { return __builtin_ceilf(x); }
+inline double ceil(double x) { return __builtin_ceil(x); }
+inline float trunc(float x) { return __builtin_truncf(x); }
+inline double trunc(double x) { return __builtin_trunc(x); }
+inline float sin(float x) { return __builtin_sinf(x); }
+inline double sin(double x) { return __builtin_sin(x); }
+inline float cos(float x) { return __builtin_cosf(x); }
+inline double cos(double x) { return __builtin_cos(x); }
+inline float erf(float x) { return __builtin_erff(x); }
+inline double erf(double x) { return __builtin_erf(x); }
+inline float pow(float a, float b) { return __builtin_powf(a, b); }
+inline double pow(double a, double b) { return __builtin_pow(a, b); }
+inline float log1p(float x) { return __builtin_log1pf(x); }
+inline double log1p(double x) { return __builtin_log1p(x); }
+inline float expm1(float x) { return __builtin_expm1f(x); }
+inline double expm1(double x) { return __builtin_expm1(x); }
+inline bool isnan(float x) { return __builtin_isnan(x); }
+inline bool isnan(double x) { return __builtin_isnan(x); }
+inline bool isinf(float x) { return __builtin_isinf(x); }
+inline bool isinf(double x) { return __builtin_isinf(x); }
+
+// Float -> integer conversion: saturate_cast<To>(x).
+#define TILE_SCALAR_FN inline
+#include "tile_scalar.h"
+#undef TILE_SCALAR_FN
 
 inline float abs(float x) { return __builtin_fabsf(x); }
 inline double abs(double x) { return __builtin_fabs(x); }

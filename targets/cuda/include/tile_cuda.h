@@ -138,6 +138,11 @@ template <class T> struct extended {
                                 same<T, f8e5m2>::value;
 };
 
+// Float -> integer conversion: saturate_cast<To>(x).
+#define TILE_SCALAR_FN __device__ __forceinline__
+#include "tile_scalar.h"
+#undef TILE_SCALAR_FN
+
 namespace detail {
 template <class T> __device__ __forceinline__ float to_float(T v) {
   if constexpr (same<T, bf16>::value)
@@ -187,6 +192,8 @@ template <class To, class From> __device__ __forceinline__ To cvt(From v) {
     return To(extended<From>::value ? detail::to_float(v) : float(v));
   else if constexpr (same<To, bool>::value)
     return detail::to_float(v) != 0.0f;
+  else if constexpr (extended<From>::value && !same<To, float>::value && !same<To, double>::value)
+    return saturate_cast<To>(detail::to_float(v)); // to an integer type
   else
     return To(detail::to_float(v));
 }
@@ -215,6 +222,30 @@ __device__ __forceinline__ float fma(float a, float b, float c) { return ::fmaf(
 __device__ __forceinline__ double fma(double a, double b, double c) { return ::fma(a, b, c); }
 __device__ __forceinline__ float fmod(float a, float b) { return ::fmodf(a, b); }
 __device__ __forceinline__ double fmod(double a, double b) { return ::fmod(a, b); }
+__device__ __forceinline__ float round(float x) { return ::roundf(x); }
+__device__ __forceinline__ double round(double x) { return ::round(x); }
+__device__ __forceinline__ float floor(float x) { return ::floorf(x); }
+__device__ __forceinline__ double floor(double x) { return ::floor(x); }
+__device__ __forceinline__ float ceil(float x) { return ::ceilf(x); }
+__device__ __forceinline__ double ceil(double x) { return ::ceil(x); }
+__device__ __forceinline__ float trunc(float x) { return ::truncf(x); }
+__device__ __forceinline__ double trunc(double x) { return ::trunc(x); }
+__device__ __forceinline__ float sin(float x) { return ::sinf(x); }
+__device__ __forceinline__ double sin(double x) { return ::sin(x); }
+__device__ __forceinline__ float cos(float x) { return ::cosf(x); }
+__device__ __forceinline__ double cos(double x) { return ::cos(x); }
+__device__ __forceinline__ float erf(float x) { return ::erff(x); }
+__device__ __forceinline__ double erf(double x) { return ::erf(x); }
+__device__ __forceinline__ float pow(float a, float b) { return ::powf(a, b); }
+__device__ __forceinline__ double pow(double a, double b) { return ::pow(a, b); }
+__device__ __forceinline__ float log1p(float x) { return ::log1pf(x); }
+__device__ __forceinline__ double log1p(double x) { return ::log1p(x); }
+__device__ __forceinline__ float expm1(float x) { return ::expm1f(x); }
+__device__ __forceinline__ double expm1(double x) { return ::expm1(x); }
+__device__ __forceinline__ bool isnan(float x) { return ::isnan(x); }
+__device__ __forceinline__ bool isnan(double x) { return ::isnan(x); }
+__device__ __forceinline__ bool isinf(float x) { return ::isinf(x); }
+__device__ __forceinline__ bool isinf(double x) { return ::isinf(x); }
 template <class T> __device__ __forceinline__ T abs(T x) { return x < T(0) ? T(-x) : x; }
 __device__ __forceinline__ float abs(float x) { return ::fabsf(x); }
 __device__ __forceinline__ double abs(double x) { return ::fabs(x); }
