@@ -6,6 +6,7 @@
 #include "clang/AST/Stmt.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/Sema/Lookup.h"
+#include "llvm/Support/raw_ostream.h"
 
 using namespace clang;
 
@@ -78,7 +79,33 @@ Stmt *build_launch_stub(Sema &s, FunctionDecl *fd, const frontend::KernelHead &h
   if (call.isInvalid())
     return nullptr;
 
-  llvm::SmallVector<Stmt *, 8> stmts(head.prologue.begin(), head.prologue.end());
+  // The prologue runs on the host; each tile::expect(condition, message) in it becomes
+  // tile::rt::expect(condition, message, kernel name, file:line).
+  llvm::SmallVector<Stmt *, 8> stmts;
+  for (Stmt *st : head.prologue) {
+    const CallExpr *expect = frontend::expect_call(st);
+    if (!expect) {
+      stmts.push_back(st);
+      continue;
+    }
+    SourceLocation eloc = expect->getExprLoc();
+    ExprResult check = runtime_function(s, "expect", eloc);
+    if (check.isInvalid())
+      return nullptr;
+    std::string name;
+    llvm::raw_string_ostream os(name);
+    fd->getNameForDiagnostic(os, c.getPrintingPolicy(), /*Qualified=*/true);
+    PresumedLoc p = c.getSourceManager().getPresumedLoc(eloc);
+    std::string where = p.isValid() ? std::string(p.getFilename()) + ":" + std::to_string(p.getLine()) : "";
+    Expr *expect_args[] = {const_cast<Expr *>(expect->getArg(0)), const_cast<Expr *>(expect->getArg(1)),
+                           string_literal(c, os.str(), eloc), string_literal(c, where, eloc)};
+    ExprResult checked = s.BuildCallExpr(nullptr, check.get(), eloc, expect_args, eloc);
+    if (!checked.isInvalid())
+      checked = s.ActOnFinishFullExpr(checked.get(), /*DiscardedValue=*/true);
+    if (checked.isInvalid())
+      return nullptr;
+    stmts.push_back(checked.get());
+  }
   stmts.push_back(call.get());
   SourceLocation begin = fd->getBody() ? fd->getBody()->getBeginLoc() : loc;
   SourceLocation end = fd->getBody() ? fd->getBody()->getEndLoc() : loc;

@@ -51,6 +51,11 @@ inline std::array<int, 2> grid(int, int, threads_t) { detail::no_plugin("tile::g
 inline std::array<int, 3> grid(int, int, int) { detail::no_plugin("tile::grid"); }
 inline std::array<int, 3> grid(int, int, int, threads_t) { detail::no_plugin("tile::grid"); }
 
+/// States what the kernel assumes of its arguments, as a statement before tile::grid:
+/// evaluated on the host at each launch; when `condition` is false the launch throws
+/// tile::error naming the kernel and `message` instead of running.
+void expect(bool condition, const char *message);
+
 /// Rasterizes blocks in panels of `panel` for L2 reuse.
 inline void use_swizzle(int panel = 8) { (void)panel; }
 

@@ -58,6 +58,15 @@ CallExpr *grid_call_of(Stmt *s) {
     return nullptr;
   return const_cast<CallExpr *>(call);
 }
+/// The call when `e` (parentheses, casts to void and cleanups aside) calls `name`.
+const CallExpr *call_to(const Expr *e, llvm::StringRef name) {
+  e = strip(e);
+  if (auto *c = dyn_cast<CStyleCastExpr>(e); c && c->getCastKind() == CK_ToVoid)
+    e = strip(c->getSubExpr());
+  auto *call = dyn_cast<CallExpr>(e);
+  return call && call->getDirectCallee() && qualified_name(call->getDirectCallee()) == name ? call : nullptr;
+}
+
 /// The first tile::grid call anywhere inside `s` (for the error when it is not where it must be).
 const CallExpr *nested_grid_call(const Stmt *s) {
   if (!s)
@@ -71,6 +80,11 @@ const CallExpr *nested_grid_call(const Stmt *s) {
   return nullptr;
 }
 } // namespace
+
+const CallExpr *expect_call(const Stmt *s) {
+  auto *e = dyn_cast_or_null<Expr>(s);
+  return e ? call_to(e, "tile::expect") : nullptr;
+}
 
 bool is_kernel(const Decl *d) {
   if (auto *fd = dyn_cast_or_null<FunctionDecl>(d)) {
@@ -300,8 +314,9 @@ std::optional<KernelHead> find_kernel_head(Sema &sema, const FunctionDecl *fd, S
                         !vd->getType()->isReferenceType() && vd->isLocalVarDecl() && !vd->isStaticLocal();
       }
     }
-    if (!scalar_decls && !isa<NullStmt>(s)) {
-      report(sema, fd, s->getBeginLoc(), "only declarations of scalars may come before tile::grid in a kernel",
+    if (!scalar_decls && !isa<NullStmt>(s) && !expect_call(s)) {
+      report(sema, fd, s->getBeginLoc(),
+             "only declarations of scalars and tile::expect may come before tile::grid in a kernel",
              "bind the block indices first (auto [bx] = tile::grid(n);), then write the kernel's work");
       return std::nullopt;
     }
@@ -409,6 +424,8 @@ std::optional<ir::Kernel> Translator::run(Stmt *body) {
 
   Block top(*this);
   for (Stmt *s : head->prologue) {
+    if (expect_call(s))
+      continue; // checked on the host by the launch stub
     stmt(s);
     if (failed_)
       return std::nullopt;

@@ -40,6 +40,9 @@ struct KernelHead {
   std::vector<unsigned> extent_args;
 };
 
+/// The call when statement `s` is `tile::expect(condition, message);`, else null.
+const clang::CallExpr *expect_call(const clang::Stmt *s);
+
 /// The runtime's key of kernel `fd`: its mangled name.
 std::string kernel_key(clang::ASTContext &ctx, const clang::FunctionDecl *fd);
 

@@ -181,7 +181,7 @@ bool Translator::tile_op(const CallExpr *call) {
   std::string op = name.substr(6);
   static const char *ops[] = {"copy", "gemm", "clear", "fill", "reduce_sum", "reduce_max", "reduce_min",
                               "reduce_absmax", "reduce_abssum", "cumsum", "atomic_add", "atomic_max", "atomic_min",
-                              "print", "device_assert", "use_swizzle", "annotate_layout", "grid"};
+                              "print", "device_assert", "use_swizzle", "annotate_layout", "grid", "expect"};
   bool known = false;
   for (const char *o : ops)
     known |= op == o;
@@ -189,6 +189,12 @@ bool Translator::tile_op(const CallExpr *call) {
     return false;
   SourceLocation loc = call->getExprLoc();
 
+  if (op == "expect") {
+    error(loc, "tile::expect must come before tile::grid",
+          "state what the kernel assumes of its arguments before tile::grid (it is checked on the host at "
+          "launch); check values inside the kernel with tile::device_assert(cond, \"message\")");
+    return true;
+  }
   if (op == "grid") {
     error(loc, "tile::grid may appear only once, as the first tile statement of a kernel",
           "move it to the start of the kernel's body");

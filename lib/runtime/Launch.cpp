@@ -116,7 +116,25 @@ void launch_packed(const char *key, std::int64_t gx, std::int64_t gy, std::int64
   }
 }
 
+void expect(bool condition, const char *message, const char *kernel, const char *where) {
+  if (condition)
+    return;
+  runtime::fail(kernel ? kernel : "?", current_device(),
+       std::string("expectation failed: ") + (message ? message : "") + (where && *where ? std::string(" (") + where + ")" : ""));
+}
+
 } // namespace tile::rt
+
+namespace tile {
+
+// Without the plugin a kernel's statements run on the host as plain C++ (until tile::grid
+// says the file was built without the plugin); an expectation is checked all the same.
+void expect(bool condition, const char *message) {
+  if (!condition)
+    throw tile::error(std::string("tile::expect failed: ") + (message ? message : ""));
+}
+
+} // namespace tile
 
 namespace tile::detail {
 

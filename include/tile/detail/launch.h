@@ -89,6 +89,11 @@ void launch(const char *key, std::int64_t gx, std::int64_t gy, std::int64_t gz, 
   launch_packed(key, gx, gy, gz, args, k, s);
 }
 
+/// What a kernel's `tile::expect(condition, message)` becomes in its launch stub: throws
+/// tile::error naming `kernel` (its display name), the device, `message` and `where`
+/// (file:line) when `condition` is false.
+void expect(bool condition, const char *message, const char *kernel, const char *where);
+
 /// Registers one device image of a translation unit. `manifest` lists its kernels (see
 /// lib/runtime/Manifest.h); `image` holds `size` bytes. Called by static constructors.
 int register_image(const char *manifest, const char *image, std::size_t size);

@@ -37,7 +37,7 @@ template <int D> [[tile::kernel]] void k_template(T::tensor<float, 1> x) {
 }
 
 template <int N> [[tile::kernel]] void k_template_head(T::tensor<float, 1> x) {
-  x(0) = 1; // expected-error {{only declarations of scalars may come before tile::grid in a kernel}} expected-note {{bind the block indices first}}
+  x(0) = 1; // expected-error {{only declarations of scalars and tile::expect may come before tile::grid in a kernel}} expected-note {{bind the block indices first}}
   auto [bx] = T::grid(N);
 }
 
@@ -94,4 +94,15 @@ void host(T::tensor<float, 1> x) {
   T::fragment<float, 4> f;
   for (int i : T::parallel(0)) // expected-error {{the extents of tile::parallel must be positive, not 0}} expected-note {{write tile::parallel(n) with n >= 1}}
     f(i) = 0;
+}
+
+[[tile::kernel]] void k_expect_after_grid(T::tensor<float, 1> x) {
+  auto [bx] = T::grid(1);
+  T::expect(x.size(0) > 0, "x is not empty"); // expected-error {{tile::expect must come before tile::grid}} expected-note {{checked on the host at launch}}
+}
+
+[[tile::kernel]] void k_statement_before_grid(T::tensor<float, 1> x) {
+  T::expect(x.size(0) > 0, "x is not empty");
+  x(0) = 1; // expected-error {{only declarations of scalars and tile::expect may come before tile::grid in a kernel}} expected-note {{bind the block indices first}}
+  auto [bx] = T::grid(1);
 }

@@ -129,7 +129,7 @@ end:;
 }
 
 [[tile::kernel]] void k_before_grid(T::tensor<float, 1> x) {
-  x(0) = 1; // expected-error {{only declarations of scalars may come before tile::grid in a kernel}} expected-note {{bind the block indices first}}
+  x(0) = 1; // expected-error {{only declarations of scalars and tile::expect may come before tile::grid in a kernel}} expected-note {{bind the block indices first}}
   auto [bx] = T::grid(1);
 }
 
