@@ -58,6 +58,74 @@ bool is_at_call(const Expr *e) {
 
 } // namespace
 
+std::optional<Translator::GemmOptions> Translator::gemm_options(const Expr *e) {
+  GemmOptions o;
+  const Expr *s = strip_operand(e);
+  auto *record = s->getType()->getAsRecordDecl();
+  if (!record) {
+    error(e->getExprLoc(), "expected tile::gemm_options", "write {.transpose_b = true, .clear_accum = (k == 0)}");
+    return std::nullopt;
+  }
+  // A constant (a constexpr variable, say): every field is known.
+  if (auto v = evaluate(e); v && v->isStruct()) {
+    unsigned i = 0;
+    for (const FieldDecl *f : record->fields()) {
+      const APValue &field = v->getStructField(i++);
+      if (!field.isInt())
+        continue;
+      llvm::StringRef n = f->getName();
+      if (n == "transpose_a")
+        o.transpose_a = field.getInt().getBoolValue();
+      else if (n == "transpose_b")
+        o.transpose_b = field.getInt().getBoolValue();
+      else if (n == "clear_accum")
+        o.clear_accum = ir::bool_imm(field.getInt().getBoolValue());
+      else if (n == "policy")
+        o.policy = ir::WarpPolicy(field.getInt().getExtValue());
+    }
+    return o;
+  }
+  // Designated initializers read by name; clear_accum may be a run-time condition, the
+  // others fix the code and must be constants.
+  auto *init = dyn_cast<InitListExpr>(s);
+  if (!init) {
+    error(e->getExprLoc(), "the options of tile::gemm must be written in place",
+          "write {.transpose_b = true, .clear_accum = (k == 0)}");
+    return std::nullopt;
+  }
+  if (init->isSyntacticForm() && init->getSemanticForm())
+    init = init->getSemanticForm();
+  unsigned i = 0;
+  for (const FieldDecl *f : record->fields()) {
+    if (i >= init->getNumInits())
+      break;
+    const Expr *value = init->getInit(i++);
+    if (isa<ImplicitValueInitExpr>(value) || isa<CXXDefaultInitExpr>(value))
+      continue; // the field's default
+    llvm::StringRef n = f->getName();
+    if (n == "clear_accum") {
+      o.clear_accum = expr(value);
+      if (!o.clear_accum)
+        return std::nullopt;
+      o.clear_accum = ir::cast(ir::ScalarType::Bool, o.clear_accum);
+      continue;
+    }
+    auto c = evaluate(value);
+    if (!c || !c->isInt()) {
+      error(value->getExprLoc(), "." + n.str() + " of tile::gemm must be a compile-time constant",
+            "only .clear_accum may be decided at run time; the others choose the code");
+      return std::nullopt;
+    }
+    if (n == "transpose_a")
+      o.transpose_a = c->getInt().getBoolValue();
+    else if (n == "transpose_b")
+      o.transpose_b = c->getInt().getBoolValue();
+    else if (n == "policy")
+      o.policy = ir::WarpPolicy(c->getInt().getExtValue());
+  }
+  return o;
+}
+
 ir::Buffer Translator::buffer_ref(const Expr *e, const char *op, bool required) {
   const Expr *s = strip_operand(e);
   if (auto *dre = dyn_cast<DeclRefExpr>(s))
@@ -275,18 +343,19 @@ bool Translator::tile_op(const CallExpr *call) {
       return true;
     }
     bool ta = false, tb = false, clear = false;
+    ir::Expr clear_if; // a run-time clear_accum condition
     ir::WarpPolicy policy = ir::WarpPolicy::Square;
-    if (call->getNumArgs() > 3) {
-      auto v = evaluate(call->getArg(3));
-      if (!v || !v->isStruct() || v->getStructNumFields() < 4) {
-        error(call->getArg(3)->getExprLoc(), "the options of tile::gemm must be compile-time constants",
-              "write {.transpose_b = true} with constant values");
+    if (call->getNumArgs() > 3 && !isa<CXXDefaultArgExpr>(call->getArg(3))) {
+      auto options = gemm_options(call->getArg(3));
+      if (!options)
         return true;
-      }
-      ta = v->getStructField(0).getInt().getBoolValue();
-      tb = v->getStructField(1).getInt().getBoolValue();
-      clear = v->getStructField(2).getInt().getBoolValue();
-      policy = ir::WarpPolicy(v->getStructField(3).getInt().getExtValue());
+      ta = options->transpose_a;
+      tb = options->transpose_b;
+      policy = options->policy;
+      if (auto c = ir::as_const_int(options->clear_accum))
+        clear = *c != 0;
+      else
+        clear_if = options->clear_accum;
     }
     auto sa = shape_of(a), sb = shape_of(b), sc = shape_of(c);
     if (sa.size() != 2 || sb.size() != 2 || sc.size() != 2) {
@@ -302,6 +371,9 @@ bool Translator::tile_op(const CallExpr *call) {
             "c[M, N] += op(a)[M, K] * op(b)[K, N]; set .transpose_a / .transpose_b for operands stored transposed");
       return true;
     }
+    // clear_accum decided at run time (`.clear_accum = (k == 0)`): clear c when it holds.
+    if (clear_if)
+      emit(ir::if_then_else(clear_if, std::make_shared<ir::FillNode>(ir::full_region(c), ir::cast(c->dtype, ir::int_imm(0)))));
     emit(std::make_shared<ir::GemmNode>(ir::full_region(a), ir::full_region(b), ir::full_region(c), ta, tb, clear,
                                         policy));
     return true;

@@ -95,6 +95,13 @@ public:
   /// Translates a call of a tile operation; false when `call` is none.
   bool tile_op(const clang::CallExpr *call);
   ir::Buffer buffer_ref(const clang::Expr *e, const char *op, bool required = true);
+  /// tile::gemm_options, read field by field by name.
+  struct GemmOptions {
+    bool transpose_a = false, transpose_b = false;
+    ir::Expr clear_accum = ir::bool_imm(false); // a constant, or a run-time condition
+    ir::WarpPolicy policy = ir::WarpPolicy::Square;
+  };
+  std::optional<GemmOptions> gemm_options(const clang::Expr *e);
   /// A region operand: a whole buffer or `x.at(...)`; `other_shape` is the tile's shape
   /// when the operand's extent comes from the other operand.
   std::optional<ir::Region> region(const clang::Expr *e, const std::vector<std::int64_t> *other_shape,

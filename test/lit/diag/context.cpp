@@ -106,3 +106,10 @@ void host(T::tensor<float, 1> x) {
   x(0) = 1; // expected-error {{only declarations of scalars and tile::expect may come before tile::grid in a kernel}} expected-note {{bind the block indices first}}
   auto [bx] = T::grid(1);
 }
+
+[[tile::kernel]] void k_gemm_runtime_transpose(T::tensor<float, 1> x, bool flag) {
+  auto [bx] = T::grid(1);
+  T::shared<T::bf16, 16, 16> a, b;
+  T::fragment<float, 16, 16> c;
+  T::gemm(a, b, c, {.transpose_b = flag}); // expected-error {{.transpose_b of tile::gemm must be a compile-time constant}} expected-note {{only .clear_accum may be decided at run time}}
+}

@@ -11,6 +11,8 @@
 // CHECK: PASS gemm_full_col_f16
 // CHECK: PASS gemm_fragment_a_bf16
 // CHECK: PASS gemm_clear_accum_bf16
+// CHECK: PASS gemm_clear_at_run_time_bf16
+// CHECK: PASS gemm_clear_at_run_time_f16
 // CHECK-NOT: FAIL
 
 #include "Inputs/check.h"
@@ -81,14 +83,33 @@ template <int BM, int BN, int BK>
   T::copy(acc, C.at(by * BM, bx * BN));
 }
 
+/// clear_accum decided at run time, as TileLang's examples write it: the accumulator (full
+/// of garbage before) is cleared at k tile `first`, so C sums the k tiles from there on.
+template <class In, int BM, int BN, int BK>
+[[tile::kernel]] void gemm_clear_at(T::tensor<const In, 2> A, T::tensor<const In, 2> B, T::tensor<float, 2> C,
+                                    int first) {
+  const int M = C.size(0), N = C.size(1), K = A.size(1);
+  auto [bx, by] = T::grid(T::ceildiv(N, BN), T::ceildiv(M, BM));
+  T::shared<In, BM, BK> As;
+  T::shared<In, BK, BN> Bs;
+  T::fragment<float, BM, BN> acc;
+  T::fill(acc, 1000.0f);
+  for (int k : T::pipelined(T::ceildiv(K, BK), T::stages(2))) {
+    T::copy(A.at(by * BM, k * BK), As);
+    T::copy(B.at(k * BK, bx * BN), Bs);
+    T::gemm(As, Bs, acc, {.transpose_b = false, .clear_accum = (k == first)});
+  }
+  T::copy(acc, C.at(by * BM, bx * BN));
+}
+
 /// Runs `kernel(A, B, C)` on random inputs and checks C against a float64 reference.
 template <class In, class Kernel>
-void run(const char *name, int M, int N, int K, bool ta, bool tb, Kernel kernel) {
+void run(const char *name, int M, int N, int K, bool ta, bool tb, Kernel kernel, int k_first = 0) {
   auto a = check::random<In>(std::size_t(M) * K), b = check::random<In>(std::size_t(K) * N);
   std::vector<double> ref(std::size_t(M) * N, 0.0);
   for (int i = 0; i < M; ++i)
     for (int j = 0; j < N; ++j)
-      for (int k = 0; k < K; ++k)
+      for (int k = k_first; k < K; ++k)
         ref[i * N + j] += check::value(ta ? a[k * M + i] : a[i * K + k]) * check::value(tb ? b[j * K + k] : b[k * N + j]);
   auto A = check::upload(a, {ta ? K : M, ta ? M : K});
   auto B = check::upload(b, {tb ? N : K, tb ? K : N});
@@ -116,5 +137,11 @@ int main() {
             [](auto &a, auto &b, auto &c) { gemm_fragment_a<32, 32, 16>(a, b, c); });
   run<bf16>("gemm_clear_accum_bf16", 39, 53, 75, false, false,
             [](auto &a, auto &b, auto &c) { gemm_clear_accum<32, 32, 16>(a, b, c); });
+  run<bf16>(
+      "gemm_clear_at_run_time_bf16", 41, 70, 90, false, false,
+      [](auto &a, auto &b, auto &c) { gemm_clear_at<bf16, 32, 64, 16>(a, b, c, 2); }, 2 * 16);
+  run<f16>(
+      "gemm_clear_at_run_time_f16", 64, 33, 47, false, false,
+      [](auto &a, auto &b, auto &c) { gemm_clear_at<f16, 64, 32, 16>(a, b, c, 0); }, 0);
   return check::result();
 }

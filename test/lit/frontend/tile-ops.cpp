@@ -67,5 +67,13 @@ namespace T = tile;
   T::shared<T::f16, 32, 48> b;
   // CHECK: gemm(at, b, c, transpose_a)
   T::gemm(at, b, c, {.transpose_a = true});
+  // A run-time clear_accum clears c when it holds, then accumulates.
+  // CHECK: for k in serial(0, 4) {
+  // CHECK-NEXT: if (k == 0) {
+  // CHECK-NEXT: fill(c, 0.0f)
+  // CHECK-NEXT: }
+  // CHECK-NEXT: gemm(at, b, c, transpose_a, policy=full_col)
+  for (int k : T::serial(4))
+    T::gemm(at, b, c, {.transpose_a = true, .clear_accum = (k == 0), .policy = T::warp_policy::full_col});
   T::copy(c, C.at(by * 64, bx * 48));
 }
