@@ -284,8 +284,9 @@ constexpr layout swizzled(int bytes = 128) { return {layout::kind::swizzled, byt
 } // namespace layouts
 template <class Buf> void annotate_layout(const Buf &, layout) {}
 
-/// Prints its arguments (from every thread that executes it; inside a parallel loop, once per
-/// iteration) with a block-index prefix.
+/// Prints its arguments on one line with a block-index prefix: once per block, or once per
+/// iteration inside a parallel loop. `print("label", buf)` prints a whole shared, fragment
+/// or local buffer once per block, one line per row.
 template <class... A> void print(const A &...) {}
 /// Traps the kernel with `message` when `cond` is false.
 inline void device_assert(bool cond, const char *message) { (void)cond, (void)message; }

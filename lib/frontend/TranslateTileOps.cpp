@@ -241,6 +241,77 @@ std::optional<ir::Region> Translator::region(const Expr *e, const std::vector<st
   return r;
 }
 
+void Translator::print_buffer(const CallExpr *call, unsigned arg, const ir::Buffer &b) {
+  const Expr *e = call->getArg(arg);
+  std::vector<ir::Expr> header;
+  for (unsigned i = 0; i < arg; ++i)
+    if (auto *sl = dyn_cast<StringLiteral>(strip_operand(call->getArg(i))))
+      header.push_back(ir::string_imm(sl->getString().str()));
+  if (arg + 1 != call->getNumArgs() || header.size() != arg) {
+    error(e->getExprLoc(), "a buffer is printed whole, after its label",
+          "write tile::print(\"label\", " + b->name + ") with a string literal label, or tile::print(" + b->name + ")");
+    return;
+  }
+  if (b->scope == ir::Scope::Global) {
+    error(e->getExprLoc(), "tile::print prints tile buffers, not tensor '" + b->name + "'",
+          "copy a tile of it into a buffer first, or print elements: tile::print(" + b->name + "(i, j))");
+    return;
+  }
+  if (parallel_depth > 0) {
+    error(e->getExprLoc(), "a buffer cannot be printed inside a tile::parallel loop",
+          "print it before or after the loop; inside, print elements");
+    return;
+  }
+  // A fragment's elements are spread over the block's threads: staged through shared
+  // memory, so that one thread prints them in order.
+  ir::Buffer src = b;
+  if (b->scope == ir::Scope::Fragment) {
+    std::vector<std::int64_t> shape;
+    for (int d = 0; d < b->rank(); ++d)
+      shape.push_back(b->extent(d));
+    src = ir::make_buffer(unique_name(b->name + "_print"), ir::Scope::Shared, b->dtype, shape);
+    emit(ir::decl_buffer(src));
+    emit(std::make_shared<ir::CopyNode>(ir::full_region(b), ir::full_region(src)));
+  }
+  std::string shape = "[";
+  for (int d = 0; d < b->rank(); ++d)
+    shape += (d ? ", " : "") + std::to_string(b->extent(d));
+  header.push_back(ir::string_imm(b->name + " " + ir::name(b->dtype) + shape + "]:"));
+  emit(std::make_shared<ir::PrintNode>(header));
+
+  // One line per row (the last dimension), in pieces of `per_line` values: device printf
+  // takes few arguments, and each line carries the block's indices.
+  constexpr std::int64_t per_line = 16;
+  const int rank = b->rank();
+  const std::int64_t columns = b->extent(rank - 1);
+  std::vector<ir::Var> rows;
+  for (int d = 0; d + 1 < rank; ++d)
+    rows.push_back(ir::make_var(unique_name("row"), ir::ScalarType::I32));
+  std::vector<ir::Stmt> lines;
+  for (std::int64_t c0 = 0; c0 < columns; c0 += per_line) {
+    std::vector<ir::Expr> args;
+    if (rank > 1)
+      args.push_back(ir::string_imm("  row"));
+    args.insert(args.end(), rows.begin(), rows.end());
+    if (columns > per_line) {
+      args.push_back(ir::string_imm(rank > 1 ? "from" : "  from"));
+      args.push_back(ir::int_imm(c0));
+    }
+    if (!args.empty())
+      args.push_back(ir::string_imm(":"));
+    for (std::int64_t c = c0; c < std::min(columns, c0 + per_line); ++c) {
+      std::vector<ir::Expr> idx(rows.begin(), rows.end());
+      idx.push_back(ir::int_imm(c));
+      args.push_back(ir::load(src, idx));
+    }
+    lines.push_back(std::make_shared<ir::PrintNode>(args));
+  }
+  ir::Stmt body = ir::seq(lines);
+  for (int d = rank - 2; d >= 0; --d)
+    body = ir::for_loop(rows[d], ir::int_imm(0), ir::int_imm(b->extent(d)), ir::ForKind::Serial, body);
+  emit(body);
+}
+
 bool Translator::tile_op(const CallExpr *call) {
   const FunctionDecl *fn = call->getDirectCallee();
   std::string name = qualified_name(fn);
@@ -483,9 +554,12 @@ bool Translator::tile_op(const CallExpr *call) {
   }
 
   if (op == "print") {
+    for (unsigned i = 0; i < call->getNumArgs(); ++i)
+      if (ir::Buffer b = buffer_ref(call->getArg(i), "tile::print", /*required=*/false)) {
+        print_buffer(call, i, b);
+        return true;
+      }
     std::vector<ir::Expr> args;
-    const Expr *pack = call->getNumArgs() ? call->getArg(0) : nullptr;
-    (void)pack;
     for (unsigned i = 0; i < call->getNumArgs(); ++i) {
       const Expr *a = strip_operand(call->getArg(i));
       if (auto *sl = dyn_cast<StringLiteral>(a)) {

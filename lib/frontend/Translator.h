@@ -102,6 +102,8 @@ public:
     ir::WarpPolicy policy = ir::WarpPolicy::Square;
   };
   std::optional<GemmOptions> gemm_options(const clang::Expr *e);
+  /// `tile::print("label", b)`: the whole of buffer `b` (argument `arg`), one line per row.
+  void print_buffer(const clang::CallExpr *call, unsigned arg, const ir::Buffer &b);
   /// A region operand: a whole buffer or `x.at(...)`; `other_shape` is the tile's shape
   /// when the operand's extent comes from the other operand.
   std::optional<ir::Region> region(const clang::Expr *e, const std::vector<std::int64_t> *other_shape,

@@ -383,9 +383,11 @@ struct AtomicNode : StmtNode {
   AtomicNode(AtomicKind k, Region d, Expr v, std::optional<Region> s)
       : StmtNode(static_kind), atomic_kind(k), dst(std::move(d)), value(std::move(v)), src(std::move(s)) {}
 };
+/// Prints `args` (StringImm for literal text) on a line that starts with the block's
+/// indices: once per block outside parallel loops, once per iteration inside them.
 struct PrintNode : StmtNode {
   static constexpr StmtKind static_kind = StmtKind::Print;
-  std::vector<Expr> args; // StringImm for literal text
+  std::vector<Expr> args;
   explicit PrintNode(std::vector<Expr> a) : StmtNode(static_kind), args(std::move(a)) {}
 };
 struct AssertNode : StmtNode {

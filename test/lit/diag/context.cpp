@@ -113,3 +113,22 @@ void host(T::tensor<float, 1> x) {
   T::fragment<float, 16, 16> c;
   T::gemm(a, b, c, {.transpose_b = flag}); // expected-error {{.transpose_b of tile::gemm must be a compile-time constant}} expected-note {{only .clear_accum may be decided at run time}}
 }
+
+[[tile::kernel]] void k_print_buffers(T::tensor<float, 1> x) {
+  auto [bx] = T::grid(1);
+  T::fragment<float, 8> f;
+  T::clear(f);
+  T::print("f", f, 3); // expected-error {{a buffer is printed whole, after its label}} expected-note {{write tile::print("label", f) with a string literal label, or tile::print(f)}}
+}
+
+[[tile::kernel]] void k_print_tensor(T::tensor<float, 1> x) {
+  auto [bx] = T::grid(1);
+  T::print("x", x); // expected-error {{tile::print prints tile buffers, not tensor 'x'}} expected-note {{copy a tile of it into a buffer first}}
+}
+
+[[tile::kernel]] void k_print_in_parallel(T::tensor<float, 1> x) {
+  auto [bx] = T::grid(1);
+  T::shared<float, 8> s;
+  for (int i : T::parallel(8))
+    T::print("s", s); // expected-error {{a buffer cannot be printed inside a tile::parallel loop}} expected-note {{print it before or after the loop}}
+}
