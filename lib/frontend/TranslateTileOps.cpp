@@ -56,6 +56,11 @@ bool is_at_call(const Expr *e) {
   return mc && mc->getMethodDecl() && mc->getMethodDecl()->getName() == "at";
 }
 
+bool is_slice_mark(const Expr *e) {
+  auto *rd = strip_operand(e)->getType()->getAsCXXRecordDecl();
+  return rd && qualified_name(rd) == "tile::slice_t";
+}
+
 } // namespace
 
 std::optional<Translator::GemmOptions> Translator::gemm_options(const Expr *e) {
@@ -126,6 +131,24 @@ std::optional<Translator::GemmOptions> Translator::gemm_options(const Expr *e) {
   return o;
 }
 
+ir::Buffer Translator::buffer_at(const Expr *e) {
+  auto *at = dyn_cast<CXXMemberCallExpr>(strip_operand(e));
+  if (!at || !at->getMethodDecl() || at->getMethodDecl()->getName() != "at")
+    return nullptr;
+  ir::Buffer b = buffer_ref(at->getImplicitObjectArgument(), "region", /*required=*/false);
+  return b && b->scope != ir::Scope::Global ? b : nullptr;
+}
+
+bool Translator::has_own_extent(const Expr *e) {
+  if (!buffer_at(e))
+    return false;
+  auto *at = cast<CXXMemberCallExpr>(strip_operand(e));
+  for (const Expr *a : at->arguments())
+    if (is_slice_mark(a))
+      return true;
+  return false;
+}
+
 ir::Buffer Translator::buffer_ref(const Expr *e, const char *op, bool required) {
   const Expr *s = strip_operand(e);
   if (auto *dre = dyn_cast<DeclRefExpr>(s))
@@ -171,9 +194,36 @@ std::optional<ir::Region> Translator::region(const Expr *e, const std::vector<st
   ir::Buffer b = buffer_ref(at->getImplicitObjectArgument(), op);
   if (!b)
     return std::nullopt;
+  // A region of a shared, fragment or local buffer with tile::slice marks has an extent of
+  // its own: from each marked start to the end of the buffer, one element elsewhere.
+  std::vector<std::int64_t> own_shape;
+  if (!other_shape && b->scope != ir::Scope::Global) {
+    for (unsigned i = 0; i < at->getNumArgs() && int(i) < b->rank(); ++i) {
+      const Expr *a = strip_operand(at->getArg(i));
+      if (!is_slice_mark(a))
+        continue;
+      auto *sc = dyn_cast<CallExpr>(a);
+      auto start = sc && sc->getNumArgs() == 1 ? evaluate(sc->getArg(0)) : std::nullopt;
+      if (!start || !start->isInt()) {
+        error(a->getExprLoc(), "the start of a tile::slice of '" + b->name + "' must be a compile-time constant here",
+              "the region's extent runs from the start to the end of '" + b->name +
+                  "', and extents are compile-time constants");
+        return std::nullopt;
+      }
+      own_shape.push_back(b->extent(int(i)) - start->getInt().getExtValue());
+    }
+    if (!own_shape.empty())
+      other_shape = &own_shape;
+  }
   if (!other_shape) {
-    error(at->getExprLoc(), "the extent of " + b->name + ".at(...) in " + op + " is not known",
-          "the extent of x.at(...) comes from the other operand, which must then be a whole buffer");
+    if (b->scope == ir::Scope::Global)
+      error(at->getExprLoc(), "the extent of " + b->name + ".at(...) in " + op + " is not known",
+            "the extent of a tensor region comes from the other operand: pass a whole buffer there, or a region "
+            "of one with tile::slice marks");
+    else
+      error(at->getExprLoc(), "the extent of " + b->name + ".at(...) in " + op + " is not known",
+            "mark the dimensions the tile spans with tile::slice(start) (they run to the end of '" + b->name +
+                "'), or pass the whole buffer");
     return std::nullopt;
   }
   ir::Region r;
@@ -371,12 +421,28 @@ bool Translator::tile_op(const CallExpr *call) {
       auto shape = shape_of(sb);
       s = ir::full_region(sb);
       d = region(dst, &shape, "tile::copy");
-    } else {
-      if (failed())
-        return true;
-      error(loc, "tile::copy needs a whole shared, fragment or local buffer as one of its operands",
-            "the other operand's extent comes from that buffer: copy(A.at(i, j), buf) or copy(buf, A.at(i, j))");
+    } else if (failed()) {
       return true;
+    } else {
+      // Two regions: one with an extent of its own (a buffer's region with tile::slice
+      // marks) gives the other its shape.
+      const bool src_own = has_own_extent(src), dst_own = !src_own && has_own_extent(dst);
+      if (!src_own && !dst_own) {
+        const Expr *buffer_region = buffer_at(src) ? src : buffer_at(dst) ? dst : nullptr;
+        if (buffer_region) {
+          region(buffer_region, nullptr, "tile::copy"); // says how to give it an extent
+          return true;
+        }
+        error(loc, "tile::copy needs a whole shared, fragment or local buffer as one of its operands",
+              "the other operand's extent comes from that buffer: copy(A.at(i, j), buf) or copy(buf, A.at(i, j))");
+        return true;
+      }
+      auto &known = src_own ? s : d, &other = src_own ? d : s;
+      known = region(src_own ? src : dst, nullptr, "tile::copy");
+      if (!known)
+        return true;
+      auto shape = known->tile_shape();
+      other = region(src_own ? dst : src, &shape, "tile::copy");
     }
     if (!s || !d)
       return true;

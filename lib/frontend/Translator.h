@@ -95,6 +95,11 @@ public:
   /// Translates a call of a tile operation; false when `call` is none.
   bool tile_op(const clang::CallExpr *call);
   ir::Buffer buffer_ref(const clang::Expr *e, const char *op, bool required = true);
+  /// The shared, fragment or local buffer of a region `x.at(...)`; null for anything else.
+  ir::Buffer buffer_at(const clang::Expr *e);
+  /// Whether `e` is a region of a shared, fragment or local buffer with tile::slice marks
+  /// (whose extent is its own: from the marks to the buffer's end).
+  bool has_own_extent(const clang::Expr *e);
   /// tile::gemm_options, read field by field by name.
   struct GemmOptions {
     bool transpose_a = false, transpose_b = false;

@@ -132,3 +132,17 @@ void host(T::tensor<float, 1> x) {
   for (int i : T::parallel(8))
     T::print("s", s); // expected-error {{a buffer cannot be printed inside a tile::parallel loop}} expected-note {{print it before or after the loop}}
 }
+
+[[tile::kernel]] void k_region_no_extent(T::tensor<float, 2> q) {
+  auto [bx] = T::grid(1);
+  T::shared<float, 4, 64> s;
+  T::fill(s, 0.0f);
+  T::copy(s.at(1, 0), q.at(0, 0)); // expected-error {{the extent of s.at(...) in tile::copy is not known}} expected-note {{mark the dimensions the tile spans with tile::slice(start) (they run to the end of 's'), or pass the whole buffer}}
+}
+
+[[tile::kernel]] void k_region_slice_runtime(T::tensor<float, 2> q, int c) {
+  auto [bx] = T::grid(1);
+  T::shared<float, 4, 64> s;
+  T::fill(s, 0.0f);
+  T::copy(s.at(1, T::slice(c)), q.at(0, T::slice(0))); // expected-error {{the start of a tile::slice of 's' must be a compile-time constant here}} expected-note {{extents are compile-time constants}}
+}
