@@ -107,6 +107,8 @@ void KernelConsumer::HandleTranslationUnit(ASTContext &ctx) {
       loc = it->second->getLocation();
     auto level = m.kind == pipeline::Message::Error ? DiagnosticsEngine::Error : DiagnosticsEngine::Remark;
     diags.Report(loc, diags.getCustomDiagID(level, "%0")) << m.text;
+    if (!m.note.empty())
+      diags.Report(loc, diags.getCustomDiagID(DiagnosticsEngine::Note, "%0")) << m.note;
   }
   if (!result.ok())
     return;

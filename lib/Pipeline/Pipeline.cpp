@@ -10,6 +10,7 @@
 #include "targets/cpu/CpuCompiler.h"
 #include "targets/cuda/CudaCodegen.h"
 #include "targets/cuda/CudaCompiler.h"
+#include "targets/cuda/CudaLimits.h"
 #include "transforms/BindThreads.h"
 #include "transforms/InferLayout.h"
 #include "transforms/InjectPipeline.h"
@@ -174,6 +175,12 @@ void run_cuda(std::vector<ir::Kernel> kernels, const std::string &unit, const Op
   cuda::Source source = cuda::emit_source(kernels);
   if (listed(opts.print_after, "codegen"))
     dump_source(dump, "codegen", "cuda", source.text);
+  const std::vector<std::string> &archs = opts.cuda_archs.empty() ? cuda::default_archs() : opts.cuda_archs;
+  for (size_t i = 0; i < kernels.size(); ++i)
+    for (auto &p : cuda::check_limits(kernels[i], source.shared_bytes[i], archs))
+      result.messages.push_back({Message::Error, kernels[i].key, p.message, p.note});
+  if (!result.ok())
+    return;
   if (opts.stop_after == "codegen" || opts.syntax_only)
     return;
 

@@ -52,6 +52,7 @@ struct Message {
   enum Kind { Error, Remark } kind;
   std::string kernel_key; // empty: about the whole translation unit
   std::string text;
+  std::string note = ""; // what to write instead (errors)
 };
 
 struct Result {

@@ -136,6 +136,17 @@ void Translator::stmt(const Stmt *s) {
                 "declare the buffer before the loop");
           return;
         }
+        // Elements are indexed with 32-bit offsets.
+        std::int64_t elements = 1;
+        bool too_many = false;
+        for (std::int64_t e : info.shape)
+          too_many |= __builtin_mul_overflow(elements, e, &elements) || elements > INT32_MAX;
+        if (too_many) {
+          error(vd->getLocation(), "tile buffer '" + vd->getNameAsString() + "' has more than " +
+                                       std::to_string(INT32_MAX) + " elements",
+                "a tile buffer holds one block's tile: use smaller extents, and keep large data in tensors");
+          return;
+        }
         ir::Scope scope = info.kind == TileTypeKind::Shared     ? ir::Scope::Shared
                           : info.kind == TileTypeKind::Fragment ? ir::Scope::Fragment
                                                                 : ir::Scope::Local;

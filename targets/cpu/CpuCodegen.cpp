@@ -101,11 +101,30 @@ private:
     return CEmitter::cast(to, value);
   }
 
+  /// Buffers live on the block's stack until they would take more than this of it (blocks
+  /// may run on the launching thread, whose stack is the user's); the rest on the heap.
+  static constexpr std::int64_t stack_budget = std::int64_t(1) << 20;
+  std::int64_t stack_bytes_ = 0;
+
   void emit_decl_buffer(const DeclBufferNode *n) override {
-    std::string dims;
-    for (int d = 0; d < n->buffer->rank(); ++d)
-      dims += (d ? " * " : "") + std::to_string(n->buffer->extent(d));
-    line("alignas(64) " + type_name(n->buffer->dtype) + " " + buffer(n->buffer) + "[" + dims + "];");
+    const Buffer &b = n->buffer;
+    const std::int64_t count = b->num_elements(), size = count * bytes(b->dtype);
+    const std::string t = type_name(b->dtype), name = buffer(b);
+    if (stack_bytes_ + size <= stack_budget) {
+      stack_bytes_ += size;
+      line("alignas(64) " + t + " " + name + "[" + std::to_string(count) + "];");
+      return;
+    }
+    const std::string storage = names_.fresh(name + "_heap");
+    line("tile_cpu::heap_buffer<" + t + "> " + storage + "(" + std::to_string(count) + ");");
+    line("if (!" + storage + ".data) {");
+    ++indent_;
+    line("ctx->fail(ctx, " + targets::c_string("out of memory for tile buffer '" + b->name + "' (" +
+                                               std::to_string(size) + " bytes)") + ");");
+    line("return;");
+    --indent_;
+    line("}");
+    line(t + " *__restrict " + name + " = " + storage + ".data;");
   }
 
   void emit_assert(const AssertNode *n) override {

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 namespace tile_cpu {
@@ -71,6 +72,17 @@ inline block3 block_index(int64_t block, const int64_t *grid, int64_t panel) {
   b.y = p * panel + offset % rows;
   return b;
 }
+
+/// A tile buffer too large for the block's stack: on the heap while the block runs (null
+/// data when there is not enough memory).
+template <class T> struct heap_buffer {
+  T *data;
+  explicit heap_buffer(int64_t count)
+      : data(static_cast<T *>(std::aligned_alloc(64, (size_t(count) * sizeof(T) + 63) / 64 * 64))) {}
+  ~heap_buffer() { std::free(data); }
+  heap_buffer(const heap_buffer &) = delete;
+  heap_buffer &operator=(const heap_buffer &) = delete;
+};
 
 // ---------------------------------------------------------------------------------------
 // Element types

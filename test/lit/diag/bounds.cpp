@@ -108,3 +108,8 @@ namespace T = tile;
     for (int j : T::unroll(32)) // expected-error {{tile::unroll of 32 iterations inside unrolled loops of 64 makes more than 1024 copies of its body}} expected-note {{unroll short loops only}}
       x(i * 32 + j) = 0.0f;
 }
+
+[[tile::kernel]] void k_too_many_elements(T::tensor<float, 1> x) {
+  auto [bx] = T::grid(1);
+  T::shared<float, 1 << 16, 1 << 16> s; // expected-error {{tile buffer 's' has more than 2147483647 elements}} expected-note {{a tile buffer holds one block's tile}}
+}

@@ -1,0 +1,32 @@
+// What a CUDA block can hold, per architecture, and the check of a lowered kernel against
+// it: a kernel that needs more shared memory than its architectures give a block, or more
+// per-thread storage than can be compiled well, is an error at the kernel, not a launch
+// failure (or a device compiler that never finishes) later.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/IR.h"
+
+namespace tile::cuda {
+
+/// Dynamic shared memory a block of `arch` ("sm_90a") may use, in bytes.
+std::int64_t shared_memory_limit(const std::string &arch);
+
+/// Per-thread storage (fragments in registers and local buffers) beyond which a kernel is
+/// refused: a thread has 255 registers; past a few KiB its arrays live in local memory, and
+/// past this the unrolled per-thread code is too large to compile.
+inline constexpr std::int64_t thread_storage_limit = 16 * 1024;
+
+struct LimitProblem {
+  std::string message, note;
+};
+
+/// What `kernel` (lowered by the CUDA pipeline, needing `shared_bytes` of dynamic shared
+/// memory) needs beyond what a block of each of `archs` can have.
+std::vector<LimitProblem> check_limits(const ir::Kernel &kernel, std::int64_t shared_bytes,
+                                       const std::vector<std::string> &archs);
+
+} // namespace tile::cuda
