@@ -112,7 +112,10 @@ private:
     const std::string t = type_name(b->dtype), name = buffer(b);
     if (stack_bytes_ + size <= stack_budget) {
       stack_bytes_ += size;
-      line("alignas(64) " + t + " " + name + "[" + std::to_string(count) + "];");
+      std::string dims;
+      for (int d = 0; d < b->rank(); ++d)
+        dims += (d ? " * " : "") + std::to_string(b->extent(d));
+      line("alignas(64) " + t + " " + name + "[" + dims + "];");
       return;
     }
     const std::string storage = names_.fresh(name + "_heap");

@@ -216,9 +216,11 @@ TEST(CpuCompiler, CompilesAndCaches) {
   EXPECT_NE(c.log.find("error"), std::string::npos) << c.log;
   EXPECT_TRUE(exists(c.source_path));
   EXPECT_TRUE(exists(c.source_path.substr(0, c.source_path.rfind('/')) + "/tile_cpu.h"));
+  EXPECT_TRUE(exists(c.source_path.substr(0, c.source_path.rfind('/')) + "/tile_scalar.h"));
   std::system(("rm -rf " + c.source_path.substr(0, c.source_path.rfind('/')) + " " + tmpl).c_str());
-  EXPECT_EQ(tile::cpu::cpu_headers().size(), 1u);
+  ASSERT_EQ(tile::cpu::cpu_headers().size(), 2u);
   EXPECT_EQ(tile::cpu::cpu_headers()[0].name, "tile_cpu.h");
+  EXPECT_EQ(tile::cpu::cpu_headers()[1].name, "tile_scalar.h"); // shared with the host API
 }
 
 } // namespace
