@@ -105,7 +105,9 @@ void KernelConsumer::HandleTranslationUnit(ASTContext &ctx) {
     SourceLocation loc = tu_loc;
     if (auto it = decl_of.find(m.kernel_key); it != decl_of.end())
       loc = it->second->getLocation();
-    auto level = m.kind == pipeline::Message::Error ? DiagnosticsEngine::Error : DiagnosticsEngine::Remark;
+    auto level = m.kind == pipeline::Message::Error     ? DiagnosticsEngine::Error
+                 : m.kind == pipeline::Message::Warning ? DiagnosticsEngine::Warning
+                                                        : DiagnosticsEngine::Remark;
     diags.Report(loc, diags.getCustomDiagID(level, "%0")) << m.text;
     if (!m.note.empty())
       diags.Report(loc, diags.getCustomDiagID(DiagnosticsEngine::Note, "%0")) << m.note;

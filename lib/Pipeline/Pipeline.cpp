@@ -178,7 +178,7 @@ void run_cuda(std::vector<ir::Kernel> kernels, const std::string &unit, const Op
   const std::vector<std::string> &archs = opts.cuda_archs.empty() ? cuda::default_archs() : opts.cuda_archs;
   for (size_t i = 0; i < kernels.size(); ++i)
     for (auto &p : cuda::check_limits(kernels[i], source.shared_bytes[i], archs))
-      result.messages.push_back({Message::Error, kernels[i].key, p.message, p.note});
+      result.messages.push_back({p.warning ? Message::Warning : Message::Error, kernels[i].key, p.message, p.note});
   if (!result.ok())
     return;
   if (opts.stop_after == "codegen" || opts.syntax_only)

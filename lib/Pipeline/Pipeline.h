@@ -49,7 +49,7 @@ struct Image {
 };
 
 struct Message {
-  enum Kind { Error, Remark } kind;
+  enum Kind { Error, Warning, Remark } kind;
   std::string kernel_key; // empty: about the whole translation unit
   std::string text;
   std::string note = ""; // what to write instead (errors)

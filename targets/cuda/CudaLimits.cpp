@@ -32,18 +32,32 @@ std::vector<LimitProblem> check_limits(const ir::Kernel &kernel, std::int64_t sh
                                        const std::vector<std::string> &archs) {
   std::vector<LimitProblem> problems;
   const std::string name = "tile kernel '" + kernel.display_name + "'";
+  const std::string fewer = "use smaller tiles, or fewer stages in tile::pipelined (each stage holds another copy "
+                            "of the tiles its loop copies into shared memory)";
+  std::string too_small, largest_arch;
+  std::int64_t largest = 0;
   for (const std::string &arch : archs) {
     const std::int64_t limit = shared_memory_limit(arch);
-    if (shared_bytes <= limit)
-      continue;
-    problems.push_back({name + " needs " + std::to_string(shared_bytes) + " bytes of shared memory per block; " +
-                            arch + " gives a block at most " + std::to_string(limit),
-                        "use smaller tiles, or fewer stages in tile::pipelined (each stage holds another copy "
-                        "of the tiles its loop copies into shared memory)"});
-    break; // one message: the archs share the source
+    if (limit > largest) {
+      largest = limit;
+      largest_arch = arch;
+    }
+    if (shared_bytes > limit)
+      too_small += (too_small.empty() ? "" : ", ") + arch + " (" + std::to_string(limit) + ")";
   }
+  if (shared_bytes > largest)
+    problems.push_back({name + " needs " + std::to_string(shared_bytes) + " bytes of shared memory per block; " +
+                            largest_arch + " gives a block at most " + std::to_string(largest),
+                        fewer});
+  else if (!too_small.empty())
+    problems.push_back({name + " needs " + std::to_string(shared_bytes) +
+                            " bytes of shared memory per block, more than a block may have on " + too_small +
+                            ": it will not launch there",
+                        "build for the other architectures only (-fplugin-arg-tile-targets=cuda:" + largest_arch +
+                            "), or " + fewer,
+                        /*warning=*/true});
   // Per-thread arrays, all counted as if they lived at once (an upper bound).
-  std::int64_t thread_bytes = 0, largest = 0;
+  std::int64_t thread_bytes = 0, largest_array = 0;
   std::string largest_name;
   ir::for_each_node(kernel.body, nullptr, [&](const ir::Stmt &s) {
     auto d = s->as<ir::DeclBufferNode>();
@@ -51,15 +65,15 @@ std::vector<LimitProblem> check_limits(const ir::Kernel &kernel, std::int64_t sh
       return;
     const std::int64_t bytes = d->buffer->num_elements() * ir::bytes(d->buffer->dtype);
     thread_bytes += bytes;
-    if (bytes > largest) {
-      largest = bytes;
+    if (bytes > largest_array) {
+      largest_array = bytes;
       largest_name = d->buffer->name;
     }
   });
   if (thread_bytes > thread_storage_limit)
     problems.push_back({name + " needs " + std::to_string(thread_bytes) +
                             " bytes of registers and local memory per thread ('" + largest_name + "' alone " +
-                            std::to_string(largest) + "); tile refuses more than " +
+                            std::to_string(largest_array) + "); tile refuses more than " +
                             std::to_string(thread_storage_limit),
                         "fragments are spread over the block's threads: use smaller tiles or more threads "
                         "(tile::threads(n)), and keep large tiles in tile::shared"});

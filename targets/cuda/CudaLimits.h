@@ -22,10 +22,13 @@ inline constexpr std::int64_t thread_storage_limit = 16 * 1024;
 
 struct LimitProblem {
   std::string message, note;
+  /// A warning: the kernel fits some of the architectures (and will launch only there).
+  bool warning = false;
 };
 
 /// What `kernel` (lowered by the CUDA pipeline, needing `shared_bytes` of dynamic shared
-/// memory) needs beyond what a block of each of `archs` can have.
+/// memory) needs beyond what a block of `archs` can have: an error when no architecture can
+/// run it, a warning naming those that cannot when others can.
 std::vector<LimitProblem> check_limits(const ir::Kernel &kernel, std::int64_t shared_bytes,
                                        const std::vector<std::string> &archs);
 
