@@ -327,6 +327,14 @@ std::string CEmitter::expr(const Expr &e, int min_prec) {
       return lib_ + (n->op == BinaryOp::Min ? "::min(" : "::max(") + expr(n->a) + ", " + expr(n->b) + ")";
     if (n->op == BinaryOp::Mod && is_float(n->a->type))
       return lib_ + "::fmod(" + expr(n->a) + ", " + expr(n->b) + ")";
+    // Integer division by a divisor that may be 0 or -1 has a defined value in the language
+    // (the device library's checked_div / checked_mod); other divisors divide plainly.
+    if ((n->op == BinaryOp::Div || n->op == BinaryOp::Mod) && is_integer(n->a->type)) {
+      auto d = as_const_int(n->b);
+      if (!d || *d == 0 || (*d == -1 && is_signed(n->b->type)))
+        return lib_ + (n->op == BinaryOp::Div ? "::checked_div(" : "::checked_mod(") + expr(n->a) + ", " +
+               expr(n->b) + ")";
+    }
     const int p = precedence(n->op);
     // a + -3 reads better as a - 3 (same value, same type).
     if (n->op == BinaryOp::Add || n->op == BinaryOp::Sub)

@@ -26,3 +26,24 @@ template <class To, class F> TILE_SCALAR_FN To saturate_cast(F x) {
     return max;
   return To(x); // |x| now truncates into the type's range
 }
+
+/// Integer division and remainder, defined for every operand: C++'s (truncating) where it
+/// is defined; x / 0 is 0 and x % 0 is x; the most negative value / -1 wraps to itself
+/// and % -1 is 0. (C++ leaves those undefined: a CPU traps on them, a GPU gives what it
+/// happens to.) x == (x / y) * y + x % y holds for every x and y.
+template <class T> TILE_SCALAR_FN T checked_div(T x, T y) {
+  if (y == T(0))
+    return T(0);
+  if (T(-1) < T(0) && y == T(-1)) {
+    constexpr T min = T(1ull << (int(sizeof(T)) * 8 - 1)); // the most negative value
+    return x == min ? x : T(-x);
+  }
+  return T(x / y);
+}
+template <class T> TILE_SCALAR_FN T checked_mod(T x, T y) {
+  if (y == T(0))
+    return x;
+  if (T(-1) < T(0) && y == T(-1))
+    return T(0);
+  return T(x % y);
+}
