@@ -63,7 +63,12 @@ std::string manifest(const std::string &target, const std::vector<ir::Kernel> &k
       else
         os << "s" << ir::dtype_code(k.params[p].scalar->type);
     }
-    os << " " << k.display_name << "\n";
+    // The name ends the line: no character of it may end the line early.
+    std::string name = k.display_name;
+    for (char &c : name)
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+        c = ' ';
+    os << " " << name << "\n";
   }
   return os.str();
 }

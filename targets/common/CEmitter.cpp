@@ -109,7 +109,9 @@ std::string c_string(const std::string &s) {
       out += "\\n";
     } else if (c == '\t') {
       out += "\\t";
-    } else if (c < 0x20 || c == 0x7f) {
+    } else if (c == '?') {
+      out += "\\?";
+    } else if (c < 0x20 || c >= 0x7f) { // also bytes of UTF-8: the literal holds them as written
       char buf[8];
       std::snprintf(buf, sizeof buf, "\\%03o", c);
       out += buf;
@@ -118,6 +120,27 @@ std::string c_string(const std::string &s) {
     }
   }
   return out + "\"";
+}
+
+std::string comment_text(const std::string &s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (c >= 0x20 && c < 0x7f && c != '\\' && c != '?') {
+      out += char(c);
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    }
+  }
+  return out;
+}
+
+std::string kernel_comment(const Kernel &k) {
+  std::string s = "// " + comment_text(k.display_name);
+  if (!k.location.empty())
+    s += " (" + comment_text(k.location) + ")";
+  return s + "\n";
 }
 
 std::string entry_symbol(const std::string &prefix, const std::string &key) {

@@ -24,8 +24,17 @@ std::string entry_symbol(const std::string &prefix, const std::string &key);
 /// C++ operator precedence, higher binds tighter.
 enum Prec { P_None = 0, P_Ternary = 2, P_LOr, P_LAnd, P_BOr, P_BXor, P_BAnd, P_Eq, P_Rel, P_Shift = 11, P_Add, P_Mul, P_Unary = 15, P_Primary };
 
-/// A C++ string literal holding `s`.
+/// A C++ string literal holding `s` (any bytes: control characters are escaped, and so is
+/// '?', which could otherwise start a trigraph where a preprocessor still reads them).
 std::string c_string(const std::string &s);
+
+/// `s` made safe for the inside of a one-line `//` comment: bytes outside printable ASCII,
+/// '\\' and '?' become \xNN, so that nothing in `s` (a file name, say) can end the comment
+/// or splice the next line onto it.
+std::string comment_text(const std::string &s);
+
+/// The comment line that heads a kernel's code: its name and where it was written.
+std::string kernel_comment(const ir::Kernel &k);
 
 /// Identifiers of generated code: every IR variable and buffer gets one that no other one,
 /// no keyword and no name the target reserves has; duplicates get "_1", "_2", ...

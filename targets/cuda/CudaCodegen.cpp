@@ -45,10 +45,7 @@ public:
   /// dynamic shared memory it needs.
   std::int64_t finish(std::ostringstream &os, const std::string &body) {
     std::ostringstream &os_ = os;
-    os_ << "// " << k_.display_name;
-    if (!k_.location.empty())
-      os_ << " (" << k_.location << ")";
-    os_ << "\nextern \"C\" __global__ void __launch_bounds__(" << k_.threads << ") " << kernel_symbol(k_) << "(";
+    os_ << targets::kernel_comment(k_) << "extern \"C\" __global__ void __launch_bounds__(" << k_.threads << ") " << kernel_symbol(k_) << "(";
     for (size_t i = 0; i < k_.params.size(); ++i) {
       const Param &p = k_.params[i];
       os_ << (i ? ", " : "");
