@@ -233,6 +233,12 @@ Expr bool_imm(bool v);
 Expr string_imm(std::string v);
 Var make_var(const std::string &name, ScalarType t);
 Expr cast(ScalarType t, Expr v);
+/// Integer `e` as int64 for indexing a tensor, computed in 64 bits: signed arithmetic on
+/// narrower types (a tile's corner b * 256 + i of ints) on operands converted first, so that
+/// an index past 2^31 does not wrap around to a negative one. The IR's arithmetic is C++'s,
+/// where signed overflow has no meaning, so the exact value is the one meant; unsigned
+/// arithmetic, which wraps by definition, is converted as it is.
+Expr index64(const Expr &e);
 Expr binary(BinaryOp op, Expr a, Expr b);
 Expr unary(UnaryOp op, Expr a);
 Expr select(Expr c, Expr t, Expr f);

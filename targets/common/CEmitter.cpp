@@ -404,7 +404,7 @@ Expr CEmitter::offset(const Buffer &b, const std::vector<Expr> &idx) {
   Expr off;
   if (b->scope == Scope::Global) {
     for (int d = 0; d < b->rank(); ++d) {
-      Expr term = mul(ir::cast(ScalarType::I64, idx[d]), b->strides[d]);
+      Expr term = mul(ir::index64(idx[d]), b->strides[d]);
       off = off ? add(off, term) : term;
     }
     return off ? off : int_imm(0, ScalarType::I64);

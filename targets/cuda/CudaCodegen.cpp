@@ -416,16 +416,16 @@ private:
     line("{");
     ++indent_;
     if (assumed) {
-      Expr off = ir::cast(ScalarType::I64, first_idx[rank - 1]);
+      Expr off = ir::index64(first_idx[rank - 1]);
       for (int d = rank - 2; d >= 0; --d)
-        off = add(mul(ir::cast(ScalarType::I64, first_idx[d]), g->strides[d]), off);
+        off = add(mul(ir::index64(first_idx[d]), g->strides[d]), off);
       line(std::string(is_load ? "const " : "") + type + " *" + base + " = " + buffer(g) + " + " + expr(off, targets::P_Add + 1) +
            ";");
       line("{");
     } else if (is_flagged) {
-      Expr off = ir::cast(ScalarType::I64, first_idx[rank - 1]);
+      Expr off = ir::index64(first_idx[rank - 1]);
       for (int d = rank - 2; d >= 0; --d)
-        off = add(mul(ir::cast(ScalarType::I64, first_idx[d]), g->strides[d]), off);
+        off = add(mul(ir::index64(first_idx[d]), g->strides[d]), off);
       line(std::string(is_load ? "const " : "") + type + " *" + base + " = " + buffer(g) + " + " + expr(off, targets::P_Add + 1) +
            ";");
       std::string test = *flag(a);
