@@ -346,10 +346,11 @@ Expr cast(ScalarType t, Expr v) {
   return std::make_shared<CastNode>(t, std::move(v));
 }
 
-Expr index64(const Expr &e) {
+Expr index64(const Expr &e, const std::function<bool(const Expr &)> &fits_32_bits) {
   constexpr ScalarType I64 = ScalarType::I64;
-  if (e->type == I64 || !is_integer(e->type) || !is_signed(e->type))
+  if (e->type == I64 || !is_integer(e->type) || !is_signed(e->type) || (fits_32_bits && fits_32_bits(e)))
     return cast(I64, e);
+  auto index64 = [&](const Expr &x) { return ir::index64(x, fits_32_bits); };
   if (auto b = e->as<BinaryNode>()) {
     switch (b->op) {
     case BinaryOp::Add:

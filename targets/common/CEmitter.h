@@ -12,6 +12,7 @@
 #include <string>
 #include <utility>
 
+#include "analysis/Bounds.h"
 #include "ir/IR.h"
 
 namespace tile::targets {
@@ -67,6 +68,9 @@ protected:
   std::map<std::pair<int, int>, std::string> sizes_, strides_;
   /// The sizes and strides the body reads (filled by collect_tensor_dims).
   std::set<std::pair<int, int>> used_sizes_, used_strides_;
+  /// The ranges of the variables of the loops being emitted (those with constant bounds),
+  /// and of the thread index: what shows an index's per-thread part fits in 32 bits.
+  analysis::VarRanges ranges_;
 
   void line(const std::string &s);
   void block(const ir::Stmt &s);
@@ -85,6 +89,9 @@ protected:
   std::string expr(const ir::Expr &e, int min_prec = 0);
   /// The offset of element `idx` of `b`: stride-based (int64) for tensors, row-major else.
   ir::Expr offset(const ir::Buffer &b, const std::vector<ir::Expr> &idx);
+  /// Index `e` of a tensor as int64 (ir::index64), in 32 bits where every value of a part
+  /// of it fits (from ranges_).
+  ir::Expr index64(const ir::Expr &e) const;
   std::string element(const ir::Buffer &b, const std::vector<ir::Expr> &idx);
   /// Elements from one row of a tile buffer to the next (kernel.row_pitch, else dense).
   std::int64_t row_pitch(const ir::Buffer &b) const;

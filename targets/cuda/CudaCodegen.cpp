@@ -114,8 +114,10 @@ private:
   std::set<const BufferNode *> decided_, assumed_, refuted_;
 
   void block_coordinates() {
-    if (k_.thread_index)
+    if (k_.thread_index) {
       line("const int32_t " + var(k_.thread_index) + " = (int32_t)threadIdx.x;");
+      ranges_[k_.thread_index.get()] = {0, k_.threads - 1};
+    }
     blk_ = names_.fresh("blk");
     line("const tile_cuda::block3 " + blk_ + " = tile_cuda::block_index(" + std::to_string(k_.swizzle_panel) + ");");
     static const char *axes[] = {"x", "y", "z"};
@@ -416,16 +418,16 @@ private:
     line("{");
     ++indent_;
     if (assumed) {
-      Expr off = ir::index64(first_idx[rank - 1]);
+      Expr off = index64(first_idx[rank - 1]);
       for (int d = rank - 2; d >= 0; --d)
-        off = add(mul(ir::index64(first_idx[d]), g->strides[d]), off);
+        off = add(mul(index64(first_idx[d]), g->strides[d]), off);
       line(std::string(is_load ? "const " : "") + type + " *" + base + " = " + buffer(g) + " + " + expr(off, targets::P_Add + 1) +
            ";");
       line("{");
     } else if (is_flagged) {
-      Expr off = ir::index64(first_idx[rank - 1]);
+      Expr off = index64(first_idx[rank - 1]);
       for (int d = rank - 2; d >= 0; --d)
-        off = add(mul(ir::index64(first_idx[d]), g->strides[d]), off);
+        off = add(mul(index64(first_idx[d]), g->strides[d]), off);
       line(std::string(is_load ? "const " : "") + type + " *" + base + " = " + buffer(g) + " + " + expr(off, targets::P_Add + 1) +
            ";");
       std::string test = *flag(a);

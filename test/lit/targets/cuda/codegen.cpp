@@ -51,7 +51,7 @@ namespace T = tile;
   // CHECK-NEXT: {
   // CHECK-NEXT: const int32_t t = (int32_t)threadIdx.x;
   // CHECK-NEXT: {
-  // CHECK-NEXT: const tile_cuda::bf16 *vec_base = X + (((int64_t)bx * 8l + (int64_t)t / 8l) * X_stride0 + (int64_t)t % 8l * 2l);
+  // CHECK-NEXT: const tile_cuda::bf16 *vec_base = X + (((int64_t)bx * 8l + (int64_t)(t / 8)) * X_stride0 + (int64_t)(t % 8 * 2));
   // CHECK-NEXT: {
   // CHECK-NEXT: alignas(16) tile_cuda::bf16 vec_lanes[2];
   // CHECK-NEXT: reinterpret_cast<tile_cuda::bytes<4> *>(vec_lanes)[0] = reinterpret_cast<const tile_cuda::bytes<4> *>(vec_base)[0];
@@ -105,7 +105,7 @@ namespace T = tile;
 // CHECK: const bool X_vec16 = reinterpret_cast<uintptr_t>(X_arg.data) % 16 == 0 && X_arg.strides[1] == 1 && X_arg.strides[0] % 8 == 0;
 // CHECK: if ((int64_t)bx * 4l + 4l <= X_size0 && 64l <= X_size1) {
 // CHECK-NEXT: if (X_vec16) {
-// CHECK: const tile_cuda::bf16 *vec_base = X + (((int64_t)bx * 4l + ((int64_t)rs * 4l + (int64_t)tid / 8l)) * X_stride0 + ((int64_t)cs * 8l + (int64_t)tid % 8l) * 8l);
+// CHECK: const tile_cuda::bf16 *vec_base = X + (((int64_t)bx * 4l + (int64_t)(rs * 4 + tid / 8)) * X_stride0 + (int64_t)((cs * 8 + tid % 8) * 8));
 // CHECK-NEXT: {
 // CHECK-NEXT: alignas(16) tile_cuda::bf16 vec_lanes[8];
 // CHECK-NEXT: reinterpret_cast<tile_cuda::bytes<16> *>(vec_lanes)[0] = reinterpret_cast<const tile_cuda::bytes<16> *>(vec_base)[0];
