@@ -7,14 +7,15 @@
 // RUN: chmod +x %t/slow
 // RUN: not env TMPDIR=%t/tmp %tile-cxx -c %s -o %t/a.o -fplugin-arg-tile-targets=cpu -fplugin-arg-tile-cxx=%t/slow \
 // RUN:   -fplugin-arg-tile-cache=%t/cache -fplugin-arg-tile-compile-timeout=1 2>&1 | FileCheck %s --check-prefix=CPU
-// CPU: compile-timeout.cpp:[[@LINE+22]]:23: error: the CPU compiler ({{.*}}/slow) did not finish within 1 second on the code generated for compile-timeout.cpp and was stopped (generated source kept at {{.*}}/tmp/tile-cpu-{{[0-9a-f]+}}/compile-timeout.cpu.cpp):
+// CPU: compile-timeout.cpp:[[@LINE+23]]:23: error: the CPU compiler ({{.*}}/slow) did not finish within 1 second on the code generated for compile-timeout.cpp and was stopped (generated source kept at {{.*}}/tmp/tile-cpu-{{[0-9a-f]+}}/compile-timeout.cpu.cpp):
 // CPU-NEXT: slow compiler started
 // CPU: note: make the kernels of this file smaller (tile::unroll of a large extent copies its body that many times), or allow more time with -fplugin-arg-tile-compile-timeout=SECONDS
-// The compiler's child was stopped with it; the kept directory holds the source and its header.
+// The compiler's child was stopped with it; the kept directory holds the source and its headers.
 // RUN: sh -c '! kill -0 $(cat %t/slow.child) 2>/dev/null || grep -q "^[0-9]* ([^)]*) Z" /proc/$(cat %t/slow.child)/stat'
 // RUN: ls %t/tmp/tile-cpu-* | FileCheck %s --check-prefix=KEPT
 // KEPT: compile-timeout.cpu.cpp
 // KEPT-NEXT: tile_cpu.h
+// KEPT-NEXT: tile_scalar.h
 // KEPT-EMPTY:
 // The same for nvcc, with the limit given as 2 seconds:
 // RUN: not %tile-cxx -c %s -o %t/b.o -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-nvcc=%t/slow \
