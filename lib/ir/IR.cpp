@@ -356,10 +356,15 @@ Expr index64(const Expr &e, const std::function<bool(const Expr &)> &fits_32_bit
     case BinaryOp::Add:
     case BinaryOp::Sub:
     case BinaryOp::Mul:
-    case BinaryOp::Div:
-    case BinaryOp::Mod:
     case BinaryOp::Min:
     case BinaryOp::Max: return binary(b->op, index64(b->a), index64(b->b));
+    case BinaryOp::Div:
+    case BinaryOp::Mod:
+      // By a positive constant only: division by 0 and MIN / -1 have results of their own
+      // in 32 bits (the targets' checked division), which 64 bits would not give.
+      if (auto d = as_const_int(b->b); d && *d > 0)
+        return binary(b->op, index64(b->a), index64(b->b));
+      break;
     default: break; // shifts wrap by definition since C++20; bitwise operators gain nothing
     }
   } else if (auto u = e->as<UnaryNode>(); u && u->op == UnaryOp::Neg) {

@@ -1,6 +1,7 @@
 // ir::index64 (lib/ir/IR.h): a tensor index as int64, its signed 32-bit arithmetic done in
 // 64 bits, so that a tile corner past 2^31 (b * 256 + i for b >= 2^23) does not wrap around
-// to a negative index; and kept in 32 bits where a predicate says a part's values fit.
+// to a negative index (division only by positive constants); and kept in 32 bits where a
+// predicate says a part's values fit.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -33,6 +34,9 @@ TEST(Index64, WidensSignedArithmeticAtItsLeaves) {
   // Subtraction, division, remainder, min, max, negation and selects too.
   Expr mixed = select(lt(i, int_imm(0)), unary(UnaryOp::Neg, sub(b, i)), binary(BinaryOp::Max, div(b, int_imm(2)), i));
   EXPECT_EQ(to_string(index64(mixed)), "select(i < 0, -(i64(b) - i64(i)), max(i64(b) / i64(2), i64(i)))");
+  // Division by what may be 0 or -1 keeps its 32-bit meaning (x / 0 = 0, MIN / -1 = MIN).
+  EXPECT_EQ(to_string(index64(add(div(b, i), int_imm(1)))), "i64(b / i) + i64(1)");
+  EXPECT_EQ(to_string(index64(div(b, int_imm(-1)))), "i64(b / -1)");
   // 64-bit values stay as they are.
   Var n = make_var("n", ScalarType::I64);
   EXPECT_EQ(index64(n), Expr(n));
