@@ -94,11 +94,20 @@ bool parse_options(const std::vector<std::string> &args, pipeline::Options &o, s
       if (!need_value())
         return false;
       (name == "nvcc" ? o.nvcc : name == "hipcc" ? o.hipcc : o.cxx) = value.str();
+    } else if (name == "compile-timeout") {
+      unsigned seconds = 0;
+      if (!need_value())
+        return false;
+      if (value.getAsInteger(10, seconds) || seconds < 1 || seconds > 604800) {
+        problem = "compile-timeout=" + value.str() + ": expected a whole number of seconds from 1 to 604800";
+        return false;
+      }
+      o.compile_timeout = seconds;
     } else if (name == "verbose") {
       o.verbose = !has_value || value == "1" || value == "true";
     } else {
       problem = "unknown option '" + name.str() + "'; the options are targets=, print-after=, print-before=, "
-                "stop-after=, emit-source=, cache=, nvcc=, hipcc=, cxx= and verbose";
+                "stop-after=, emit-source=, cache=, compile-timeout=, nvcc=, hipcc=, cxx= and verbose";
       return false;
     }
   }

@@ -48,6 +48,18 @@ StringLiteral *string_literal(ASTContext &c, llvm::StringRef bytes, SourceLocati
   return StringLiteral::Create(c, bytes, StringLiteralKind::Ordinary, /*Pascal=*/false, t, loc);
 }
 
+/// A grid extent as written, before its conversion to tile::grid's int parameter: the
+/// runtime takes 64 bits and reports extents past what a block index holds, where the
+/// conversion would wrap them around (2^32 blocks to none).
+Expr *extent_value(Expr *e) {
+  while (auto *cast = dyn_cast<ImplicitCastExpr>(e)) {
+    if (cast->getCastKind() != CK_IntegralCast)
+      break;
+    e = cast->getSubExpr();
+  }
+  return e;
+}
+
 } // namespace
 
 Stmt *build_launch_stub(Sema &s, FunctionDecl *fd, const frontend::KernelHead &head, const std::string &key) {
@@ -62,7 +74,7 @@ Stmt *build_launch_stub(Sema &s, FunctionDecl *fd, const frontend::KernelHead &h
   args.push_back(string_literal(c, key, loc));
   for (unsigned d = 0; d < 3; ++d) {
     if (d < head.extent_args.size())
-      args.push_back(head.grid_call->getArg(head.extent_args[d]));
+      args.push_back(extent_value(head.grid_call->getArg(head.extent_args[d])));
     else
       args.push_back(IntegerLiteral::Create(c, llvm::APInt(32, 1), c.IntTy, loc));
   }

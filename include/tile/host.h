@@ -66,10 +66,7 @@ void copy_to_host(const device &d, void *dst, const void *src, std::size_t bytes
 template <class T, int Rank> class array {
 public:
   explicit array(std::array<std::int64_t, Rank> sizes) : device_(current_device()), sizes_(sizes) {
-    for (auto s : sizes_)
-      if (s < 0)
-        throw error("tile::array: negative size");
-    data_ = static_cast<T *>(rt::allocate(device_, bytes()));
+    data_ = static_cast<T *>(rt::allocate(device_, checked_bytes(sizes_)));
   }
   array(const array &) = delete;
   array &operator=(const array &) = delete;
@@ -86,7 +83,7 @@ public:
   }
 
   T *data() const { return data_; }
-  int size(int d) const { return int(sizes_[d]); }
+  std::int64_t size(int d) const { return sizes_[d]; }
   const std::array<std::int64_t, Rank> &sizes() const { return sizes_; }
   std::int64_t numel() const {
     std::int64_t n = 1;
@@ -121,6 +118,29 @@ public:
   operator tensor<const T, Rank>() const { return tensor<const T, Rank>(data_, sizes_); }
 
 private:
+  /// The bytes of an array of `sizes`; throws tile::error, naming the sizes, for a negative
+  /// size and for a count of elements or bytes past 64 bits (which would otherwise wrap
+  /// around to a small allocation that kernels then write past).
+  static std::size_t checked_bytes(const std::array<std::int64_t, Rank> &sizes) {
+    auto fail = [&](const std::string &why) {
+      std::string t = "tile::array of sizes (";
+      for (int d = 0; d < Rank; ++d)
+        t += (d ? ", " : "") + std::to_string(sizes[d]);
+      throw error(t + "): " + why);
+    };
+    for (auto s : sizes)
+      if (s < 0)
+        fail("negative size");
+    // In order, as numel() multiplies: then numel() of every array is exact.
+    std::int64_t n = 1, bytes = 0;
+    for (auto s : sizes)
+      if (__builtin_mul_overflow(n, s, &n))
+        fail("the number of elements overflows 64 bits");
+    if (__builtin_mul_overflow(n, std::int64_t(sizeof(T)), &bytes))
+      fail(std::to_string(n) + " elements of " + std::to_string(sizeof(T)) + " bytes overflow 64 bits");
+    return std::size_t(bytes);
+  }
+
   std::size_t bytes() const { return std::size_t(numel()) * sizeof(T); }
   tile::device device_;
   T *data_ = nullptr;

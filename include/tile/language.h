@@ -181,12 +181,12 @@ template <class A, class B, class C> void gemm(const A &, const B &, C &, gemm_o
 template <class Buf> void clear(Buf &) {}
 template <class Buf, class V> void fill(Buf &, V) {}
 
-template <class Src, class Dst> void reduce_sum(const Src &, Dst &, int dim, bool clear = true) {}
-template <class Src, class Dst> void reduce_max(const Src &, Dst &, int dim, bool clear = true) {}
-template <class Src, class Dst> void reduce_min(const Src &, Dst &, int dim, bool clear = true) {}
-template <class Src, class Dst> void reduce_absmax(const Src &, Dst &, int dim, bool clear = true) {}
-template <class Src, class Dst> void reduce_abssum(const Src &, Dst &, int dim, bool clear = true) {}
-template <class Src, class Dst> void cumsum(const Src &, Dst &, int dim, bool reverse = false) {}
+template <class Src, class Dst> void reduce_sum(const Src &, Dst &, int /*dim*/, bool /*clear*/ = true) {}
+template <class Src, class Dst> void reduce_max(const Src &, Dst &, int /*dim*/, bool /*clear*/ = true) {}
+template <class Src, class Dst> void reduce_min(const Src &, Dst &, int /*dim*/, bool /*clear*/ = true) {}
+template <class Src, class Dst> void reduce_absmax(const Src &, Dst &, int /*dim*/, bool /*clear*/ = true) {}
+template <class Src, class Dst> void reduce_abssum(const Src &, Dst &, int /*dim*/, bool /*clear*/ = true) {}
+template <class Src, class Dst> void cumsum(const Src &, Dst &, int /*dim*/, bool /*reverse*/ = false) {}
 
 /// On a tensor element (`atomic_add(C(i, j), v)`), or element-wise from a buffer onto a
 /// tensor region (`atomic_add(C.at(i, j), frag)`).

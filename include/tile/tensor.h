@@ -61,7 +61,9 @@ public:
   tensor(const tensor<U, Rank> &t) : data_(t.data()), sizes_(t.sizes()), strides_(t.strides()) {}
 
   T *data() const { return data_; }
-  int size(int d) const { return int(sizes_[d]); }
+  /// 64 bits: a dimension may hold more than 2^31 elements (`const int n = t.size(0)` in a
+  /// kernel narrows it, as C++ does).
+  std::int64_t size(int d) const { return sizes_[d]; }
   std::int64_t stride(int d) const { return strides_[d]; }
   const std::array<std::int64_t, Rank> &sizes() const { return sizes_; }
   const std::array<std::int64_t, Rank> &strides() const { return strides_; }

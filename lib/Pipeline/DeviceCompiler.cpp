@@ -1,11 +1,18 @@
 #include "Pipeline/DeviceCompiler.h"
 
+#include <cerrno>
+#include <chrono>
+#include <cstring>
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <set>
+#include <unistd.h>
 
+#include "Pipeline/Subprocess.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Error.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -20,14 +27,25 @@ namespace path = llvm::sys::path;
 
 namespace {
 
-bool write_file(const std::string &file, const std::string &text, std::string *error = nullptr) {
-  std::error_code ec;
-  llvm::raw_fd_ostream os(file, ec, fs::OF_None);
+/// The time every file the compiler reads carries (compilers record it in debug info).
+const llvm::sys::TimePoint<> fixed_file_time = llvm::sys::toTimePoint(946684800); // 2000-01-01
+
+/// Writes `text` to `file`; with `fixed_time`, the file's times are set to fixed_file_time.
+bool write_file(const std::string &file, const std::string &text, std::string *error = nullptr,
+                bool fixed_time = false) {
+  int fd = -1;
+  std::error_code ec = fs::openFileForWrite(file, fd, fs::CD_CreateAlways, fs::OF_None);
   if (!ec) {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
     os << text;
+    os.flush();
+    if (!os.has_error() && fixed_time)
+      ec = fs::setLastAccessAndModificationTime(fd, fixed_file_time);
     os.close();
-    if (os.has_error())
+    if (os.has_error()) {
       ec = os.error();
+      os.clear_error();
+    }
   }
   if (ec && error)
     *error = "cannot write " + file + ": " + ec.message();
@@ -42,19 +60,6 @@ bool read_file(const std::string &file, std::string &out) {
   return true;
 }
 
-/// Runs `program args...` with stdout and stderr into `log_file`; -1 when it cannot start.
-int run(const std::string &program, const std::vector<std::string> &args, const std::string &log_file,
-        std::string &error) {
-  std::vector<llvm::StringRef> argv{program};
-  for (auto &a : args)
-    argv.push_back(a);
-  std::optional<llvm::StringRef> redirects[] = {llvm::StringRef(""), llvm::StringRef(log_file),
-                                                llvm::StringRef(log_file)};
-  bool failed_to_start = false;
-  int rc = llvm::sys::ExecuteAndWait(program, argv, std::nullopt, redirects, 0, 0, &error, &failed_to_start);
-  return failed_to_start ? -1 : rc;
-}
-
 /// The program to run for `compiler`: itself when it names a path, else found on PATH.
 std::string find_program(const std::string &compiler) {
   if (compiler.find('/') != std::string::npos)
@@ -63,34 +68,72 @@ std::string find_program(const std::string &compiler) {
   return found ? *found : std::string();
 }
 
-/// A temporary directory of its own; empty on failure.
-std::string make_temp_dir(const std::string &target) {
-  llvm::SmallString<128> dir;
-  if (fs::createUniqueDirectory("tile-" + target, dir))
+/// The directory the compiler works in: $TMPDIR/tile-TARGET-KEY, so that the same input
+/// compiles at the same path. When that one is taken (the same input compiling now, or a
+/// failure's kept source) a unique one; one left by a killed build (older than a compile
+/// may run) is removed and taken. Empty on failure.
+std::string make_job_dir(const std::string &target, const std::string &key, unsigned timeout_seconds) {
+  llvm::SmallString<256> dir;
+  path::system_temp_directory(/*erasedOnReboot=*/true, dir);
+  path::append(dir, "tile-" + target + "-" + key);
+  const std::string name(dir);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    if (!fs::create_directory(name, /*IgnoreExisting=*/false, fs::perms::owner_all))
+      return name;
+    fs::file_status st;
+    if (attempt > 0 || fs::status(name, st, /*follow=*/false) || st.getUser() != ::getuid() ||
+        st.type() != fs::file_type::directory_file)
+      break;
+    const auto age = std::chrono::system_clock::now() - st.getLastModificationTime();
+    if (age < std::chrono::seconds(std::int64_t(timeout_seconds) + 120) || fs::remove_directories(name))
+      break;
+  }
+  llvm::SmallString<256> unique;
+  if (fs::createUniqueDirectory("tile-" + target, unique))
     return "";
-  return std::string(dir);
+  return std::string(unique);
 }
 
-/// Writes `text` to `file` through a temporary file in the same folder and a rename, so
-/// that readers see the whole file or none.
-void write_atomically(const std::string &file, const std::string &text) {
+/// Removes what `dir` holds but the files named in `keep`.
+void remove_all_but(const std::string &dir, const std::set<std::string> &keep) {
+  std::error_code ec;
+  std::vector<std::string> doomed;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    if (!keep.count(path::filename(it->path()).str()))
+      doomed.push_back(it->path());
+  for (auto &p : doomed)
+    if (fs::remove(p))
+      fs::remove_directories(p);
+}
+
+/// Writes `bytes` to `file` through a temporary file in the same folder, synced to disk
+/// before the rename, so that readers (and the file after a crash) hold the whole entry or
+/// none. Why it could not, or "".
+std::string write_atomically(const std::string &file, const std::string &bytes) {
   llvm::SmallString<256> model(path::parent_path(file));
-  path::append(model, "tmp-%%%%%%%%%%%%");
-  int fd;
-  llvm::SmallString<256> tmp;
-  if (fs::createUniqueFile(model, fd, tmp))
-    return;
-  bool ok;
+  path::append(model, "tmp-%%%%%%%%%%%%.part");
+  llvm::Expected<fs::TempFile> temp = fs::TempFile::create(model); // removed on a signal, too
+  if (!temp)
+    return llvm::toString(temp.takeError());
+  std::string why;
   {
-    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-    os << text;
-    os.close();
-    ok = !os.has_error();
-    if (!ok)
+    llvm::raw_fd_ostream os(temp->FD, /*shouldClose=*/false);
+    os << bytes;
+    os.flush();
+    if (os.has_error()) {
+      why = os.error().message();
       os.clear_error();
+    }
   }
-  if (!ok || fs::rename(tmp, file))
-    fs::remove(tmp);
+  if (why.empty() && ::fsync(temp->FD) != 0)
+    why = std::string("fsync: ") + std::strerror(errno);
+  if (!why.empty()) {
+    llvm::consumeError(temp->discard());
+    return why;
+  }
+  if (llvm::Error e = temp->keep(file))
+    return llvm::toString(std::move(e));
+  return "";
 }
 
 void hash_field(llvm::SHA256 &h, llvm::StringRef s) {
@@ -99,6 +142,12 @@ void hash_field(llvm::SHA256 &h, llvm::StringRef s) {
   h.update(len);
   h.update(s);
 }
+
+std::string sha256_hex(llvm::StringRef bytes) {
+  return llvm::toHex(llvm::SHA256::hash(llvm::arrayRefFromStringRef(bytes)), /*LowerCase=*/true);
+}
+
+constexpr llvm::StringLiteral entry_magic = "tile-cache-entry 1";
 
 } // namespace
 
@@ -116,7 +165,7 @@ std::string default_cache_dir() {
   return std::string(dir);
 }
 
-std::string compiler_version(const std::string &compiler) {
+std::string compiler_version(const std::string &compiler, unsigned timeout_seconds) {
   static std::mutex mutex;
   static std::map<std::string, std::string> versions;
   {
@@ -125,13 +174,23 @@ std::string compiler_version(const std::string &compiler) {
     if (it != versions.end())
       return it->second;
   }
-  llvm::SmallString<128> out;
-  if (fs::createTemporaryFile("tile-version", "txt", out))
+  llvm::SmallString<128> model;
+  path::system_temp_directory(/*erasedOnReboot=*/true, model);
+  path::append(model, "tile-version-%%%%%%%%.txt");
+  llvm::Expected<fs::TempFile> out = fs::TempFile::create(model);
+  if (!out) {
+    llvm::consumeError(out.takeError());
     return "";
-  std::string error, text;
-  int rc = run(compiler, {"--version"}, std::string(out), error);
-  bool ok = rc == 0 && read_file(std::string(out), text);
-  fs::remove(out);
+  }
+  SubprocessOptions o;
+  o.program = compiler;
+  o.args = {"--version"};
+  o.output_file = out->TmpName;
+  o.timeout_seconds = timeout_seconds;
+  SubprocessResult r = run_subprocess(o);
+  std::string text;
+  bool ok = r.started && !r.timed_out && r.exit_code == 0 && read_file(out->TmpName, text);
+  llvm::consumeError(out->discard());
   if (!ok)
     return ""; // not remembered: the next call may find it working
   std::lock_guard<std::mutex> lock(mutex);
@@ -141,7 +200,7 @@ std::string compiler_version(const std::string &compiler) {
 
 std::string device_cache_key(const DeviceCompileJob &job, const std::string &version) {
   llvm::SHA256 h;
-  hash_field(h, "tile-device-image 1");
+  hash_field(h, "tile-device-image 2");
   hash_field(h, job.target);
   hash_field(h, version);
   hash_field(h, std::to_string(job.flags.size()));
@@ -154,7 +213,55 @@ std::string device_cache_key(const DeviceCompileJob &job, const std::string &ver
     hash_field(h, f.text);
   }
   hash_field(h, job.image_suffix);
+  hash_field(h, std::to_string(job.key_extras.size()));
+  for (auto &e : job.key_extras)
+    hash_field(h, e);
   return llvm::toHex(h.final(), /*LowerCase=*/true);
+}
+
+std::string encode_cache_entry(const std::string &key, const std::string &image) {
+  return entry_magic.str() + "\nkey " + key + "\nsize " + std::to_string(image.size()) + "\nsha256 " +
+         sha256_hex(image) + "\n\n" + image;
+}
+
+std::optional<std::string> decode_cache_entry(const std::string &bytes, const std::string &key,
+                                              std::string &problem) {
+  llvm::StringRef rest(bytes);
+  // The next header line, which must start with `name` and a space.
+  auto field = [&](llvm::StringRef name) -> std::optional<llvm::StringRef> {
+    const size_t end = rest.find('\n');
+    if (end == llvm::StringRef::npos)
+      return std::nullopt;
+    llvm::StringRef line = rest.take_front(end);
+    if (!name.empty() && !(line.consume_front(name) && line.consume_front(" ")))
+      return std::nullopt;
+    rest = rest.drop_front(end + 1);
+    return line;
+  };
+  auto magic = field("");
+  if (!magic || *magic != entry_magic || rest.empty()) {
+    problem = bytes.empty() ? "it is empty" : "it is not a tile cache entry";
+    return std::nullopt;
+  }
+  auto k = field("key"), size = k ? field("size") : std::nullopt, sum = size ? field("sha256") : std::nullopt;
+  std::uint64_t n = 0;
+  if (!sum || size->getAsInteger(10, n) || !rest.consume_front("\n")) {
+    problem = "its header is damaged";
+    return std::nullopt;
+  }
+  if (*k != key) {
+    problem = "it holds the image of another key";
+    return std::nullopt;
+  }
+  if (rest.size() != n) {
+    problem = "it holds " + std::to_string(rest.size()) + " bytes of an image of " + std::to_string(n);
+    return std::nullopt;
+  }
+  if (sha256_hex(rest) != *sum) {
+    problem = "its image does not match its SHA-256";
+    return std::nullopt;
+  }
+  return rest.str();
 }
 
 std::string device_source_name(const DeviceCompileJob &job) {
@@ -183,33 +290,47 @@ DeviceCompileResult compile_device_image(const DeviceCompileJob &job) {
   }
 
   const std::string program = find_program(job.compiler);
+  result.program = program.empty() ? job.compiler : program;
   if (program.empty()) {
     result.log = "cannot find the device compiler '" + job.compiler + "'";
     return result;
   }
-  const std::string version = compiler_version(program);
+  const std::string version = compiler_version(program, std::min(job.timeout_seconds, 60u));
+  const std::string key = device_cache_key(job, version);
 
   // The cache entry, when the cache can be used.
   std::string entry;
   if (job.use_cache) {
     std::string dir = job.cache_dir.empty() ? default_cache_dir() : job.cache_dir;
-    if (!dir.empty()) {
+    if (dir.empty()) {
+      result.notes.push_back("tile: no image cache: neither XDG_CACHE_HOME nor HOME is set; name one with "
+                             "-fplugin-arg-tile-cache=DIR");
+    } else {
       llvm::SmallString<256> sub(dir);
       path::append(sub, job.target);
-      if (!fs::create_directories(sub)) {
+      if (std::error_code ec = fs::create_directories(sub)) {
+        result.notes.push_back("tile: cannot use the image cache " + std::string(sub) + ": " + ec.message() +
+                               "; compiling without it");
+      } else {
         llvm::SmallString<256> file(sub);
-        path::append(file, device_cache_key(job, version) + job.image_suffix);
+        path::append(file, key + job.image_suffix);
         entry = std::string(file);
       }
     }
   }
-  if (!entry.empty() && read_file(entry, result.image)) {
-    result.ok = true;
-    result.cached = true;
-    return result;
+  if (std::string bytes; !entry.empty() && read_file(entry, bytes)) {
+    std::string problem;
+    if (auto image = decode_cache_entry(bytes, key, problem)) {
+      result.image = std::move(*image);
+      result.ok = true;
+      result.cached = true;
+      return result;
+    }
+    result.notes.push_back("tile: the cached image " + entry + " is damaged (" + problem +
+                           "); compiling it again to replace it");
   }
 
-  const std::string dir = make_temp_dir(job.target);
+  const std::string dir = make_job_dir(job.target, key, job.timeout_seconds);
   if (dir.empty()) {
     result.log = "cannot create a temporary directory for the device compiler";
     return result;
@@ -218,12 +339,14 @@ DeviceCompileResult compile_device_image(const DeviceCompileJob &job) {
   path::append(src, source_name);
   path::append(image, "image" + job.image_suffix);
   path::append(log, "compiler.log");
+  std::set<std::string> kept = {source_name};
   std::string error;
-  bool written = write_file(std::string(src), job.source, &error);
+  bool written = write_file(std::string(src), job.source, &error, /*fixed_time=*/true);
   for (size_t i = 0; written && i < job.headers.size(); ++i) {
     llvm::SmallString<256> file(dir);
     path::append(file, job.headers[i].name);
-    written = write_file(std::string(file), job.headers[i].text, &error);
+    kept.insert(job.headers[i].name);
+    written = write_file(std::string(file), job.headers[i].text, &error, /*fixed_time=*/true);
   }
   if (!written) {
     fs::remove_directories(dir);
@@ -231,25 +354,39 @@ DeviceCompileResult compile_device_image(const DeviceCompileJob &job) {
     return result;
   }
 
-  std::vector<std::string> args = job.flags;
-  args.push_back("-o");
-  args.push_back(std::string(image));
-  args.push_back(std::string(src));
-  int rc = run(program, args, std::string(log), error);
+  SubprocessOptions run;
+  run.program = program;
+  run.args = job.flags;
+  run.args.insert(run.args.end(), {"-o", std::string(image), std::string(src)});
+  run.output_file = std::string(log);
+  run.temp_dir = dir; // nvcc's own temporaries go there too, and go with it
+  run.timeout_seconds = job.timeout_seconds;
+  run.cleanup_dir = dir;
+  SubprocessResult ran = run_subprocess(run);
+  if (ran.interrupted) { // the signal handler stopped the compiler and removed its directory
+    fs::remove_directories(dir);
+    result.log = "the build was interrupted while " + program + " ran\n";
+    return result;
+  }
   read_file(std::string(log), result.log);
-  fs::remove(log);
-  if (rc != 0 || !read_file(std::string(image), result.image)) {
-    if (rc < 0)
-      result.log += "cannot run " + program + (error.empty() ? "" : ": " + error) + "\n";
-    else if (rc == 0)
+  if (!ran.started || ran.timed_out || ran.exit_code != 0 || !read_file(std::string(image), result.image)) {
+    if (!ran.started)
+      result.log += "cannot run " + program + (ran.error.empty() ? "" : ": " + ran.error) + "\n";
+    else if (ran.signal)
+      result.log += program + " was ended by signal " + std::to_string(ran.signal) + "\n";
+    else if (ran.exit_code == 0 && !ran.timed_out)
       result.log += program + " wrote no image\n";
+    result.timed_out = ran.timed_out;
     result.image.clear();
+    remove_all_but(dir, kept);
     result.source_path = std::string(src); // kept, with its headers, for the user to look at
     return result;
   }
   result.ok = true;
   if (!entry.empty())
-    write_atomically(entry, result.image);
+    if (std::string why = write_atomically(entry, encode_cache_entry(key, result.image)); !why.empty())
+      result.notes.push_back("tile: cannot write to the image cache " + std::string(path::parent_path(entry)) +
+                             ": " + why + "; the next build compiles this image again");
   fs::remove_directories(dir);
   return result;
 }

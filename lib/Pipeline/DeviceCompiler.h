@@ -3,16 +3,30 @@
 // compiler, which flags and which header files go with its source.
 //
 // The cache key is the SHA-256 of the source, the headers, the flags, the compiler's
-// `--version` output and the target's name, so a rebuild of unchanged kernels runs no
-// device compiler. Entries are written to a temporary file in the cache directory and
-// renamed into place, so concurrent builds never see half an image. A cache directory that
-// cannot be used only means compiling without the cache.
+// `--version` output, the target's name and what else the target says decides the image
+// (the host CPU, for -march=native), so a rebuild of unchanged kernels runs no device
+// compiler. An entry holds a header (a magic line, its key, the image's length and SHA-256)
+// and the image: a truncated, overwritten or foreign entry is a miss, compiled again and
+// replaced. Entries are written to a temporary file in the cache directory, synced to disk
+// and renamed into place, so concurrent builds and crashes never leave half an image under
+// an entry's name. A cache directory that cannot be used only means compiling without the
+// cache (said in a note, for `verbose`).
+//
+// The compiler runs with a time limit (Subprocess.h: it is killed, with whatever it started,
+// and the generated source is kept), in a directory of its own that is also its TMPDIR and
+// that is removed when the build is interrupted. That directory is named by the key, and the
+// files in it carry a fixed time, so that the same input compiles to the same bytes (nvcc
+// records the source's path and time in line info and in the names of internal symbols).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace tile::pipeline {
+
+/// The time limit of a device compiler run unless the job says otherwise.
+inline constexpr unsigned default_compile_timeout_seconds = 300;
 
 /// A file written next to the generated source (a target's device headers).
 struct SourceFile {
@@ -32,6 +46,8 @@ struct DeviceCompileJob {
   std::string cache_dir;       // empty: default_cache_dir()
   bool use_cache = true;
   std::string emit_source_dir; // non-empty: keep a copy of source and headers there
+  std::vector<std::string> key_extras; // what else decides the image (the host CPU, for -march=native)
+  unsigned timeout_seconds = default_compile_timeout_seconds; // the compiler is stopped after this
 };
 
 struct DeviceCompileResult {
@@ -40,6 +56,10 @@ struct DeviceCompileResult {
   bool cached = false;     // the image came from the cache; no compiler ran
   std::string log;         // what the compiler printed (stderr and stdout), or why it could not run
   std::string source_path; // on failure: the generated source, kept for the error message
+  bool timed_out = false;  // the compiler ran past the job's time limit and was stopped
+  std::string program;     // the compiler that ran (or would have), for messages
+  std::vector<std::string> notes; // about the cache: an entry found damaged and replaced, a
+                                  // cache that cannot be used or written (and why)
 };
 
 DeviceCompileResult compile_device_image(const DeviceCompileJob &job);
@@ -48,11 +68,17 @@ DeviceCompileResult compile_device_image(const DeviceCompileJob &job);
 std::string default_cache_dir();
 
 /// The `--version` output of `compiler` (a path), asked once per path per process; empty
-/// when it cannot run.
-std::string compiler_version(const std::string &compiler);
+/// when it cannot run or runs past `timeout_seconds`.
+std::string compiler_version(const std::string &compiler, unsigned timeout_seconds = 60);
 
 /// The hex SHA-256 under which `job`'s image is cached, given the compiler's version.
 std::string device_cache_key(const DeviceCompileJob &job, const std::string &version);
+
+/// A cache entry: a header naming `key`, the image's length and its SHA-256, then `image`.
+std::string encode_cache_entry(const std::string &key, const std::string &image);
+/// The image of cache entry `bytes` if it is a whole, unaltered entry for `key`; else
+/// nothing, with `problem` saying what is wrong with it.
+std::optional<std::string> decode_cache_entry(const std::string &bytes, const std::string &key, std::string &problem);
 
 /// The file name of the generated source of `job` (its name's stem + source_suffix).
 std::string device_source_name(const DeviceCompileJob &job);

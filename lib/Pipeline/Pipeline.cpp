@@ -63,7 +63,12 @@ std::string manifest(const std::string &target, const std::vector<ir::Kernel> &k
       else
         os << "s" << ir::dtype_code(k.params[p].scalar->type);
     }
-    os << " " << k.display_name << "\n";
+    // The name ends the line: no character of it may end the line early.
+    std::string name = k.display_name;
+    for (char &c : name)
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+        c = ' ';
+    os << " " << name << "\n";
   }
   return os.str();
 }
@@ -114,17 +119,33 @@ void dump_source(const std::function<void(const std::string &)> &dump, const std
 }
 
 /// Adds the image `compiled` for `target` to `result`, or the error of its compiler
-/// (`compiler` names it in the message), and the verbose remark.
+/// (`compiler` names it in the message), and the verbose remarks.
 void add_image(const std::string &target, const char *compiler, DeviceCompileResult compiled,
                const std::vector<ir::Kernel> &kernels, const std::vector<std::string> &symbols,
                const std::vector<std::int64_t> &shared_bytes, const std::string &unit, const Options &opts,
                Result &result) {
+  if (opts.verbose)
+    for (const std::string &note : compiled.notes)
+      result.messages.push_back({Message::Remark, "", note});
+  const std::string kernel = kernels.empty() ? "" : kernels[0].key;
+  const std::string kept =
+      compiled.source_path.empty() ? "" : " (generated source kept at " + compiled.source_path + ")";
+  if (compiled.timed_out) {
+    const std::string limit = std::to_string(opts.compile_timeout) + " second" + (opts.compile_timeout == 1 ? "" : "s");
+    std::string text = std::string(compiler) + " (" + compiled.program + ") did not finish within " + limit +
+                       " on the code generated for " + unit + " and was stopped" + kept;
+    if (!compiled.log.empty())
+      text += ":\n" + compiled.log;
+    result.messages.push_back(
+        {Message::Error, kernel, text,
+         "make the kernels of this file smaller (tile::unroll of a large extent copies its body that many times), "
+         "or allow more time with -fplugin-arg-tile-compile-timeout=SECONDS"});
+    return;
+  }
   if (!compiled.ok) {
-    std::string text = std::string(compiler) + " failed on the code generated for " + unit;
-    if (!compiled.source_path.empty())
-      text += " (generated source kept at " + compiled.source_path + ")";
+    std::string text = std::string(compiler) + " failed on the code generated for " + unit + kept;
     text += ":\n" + compiled.log;
-    result.messages.push_back({Message::Error, kernels.empty() ? "" : kernels[0].key, text});
+    result.messages.push_back({Message::Error, kernel, text});
     return;
   }
   if (opts.verbose)
@@ -155,6 +176,7 @@ void run_cpu(std::vector<ir::Kernel> kernels, const std::string &unit, const Opt
   co.cxx = opts.cxx;
   co.cache_dir = opts.cache_dir;
   co.emit_source_dir = opts.emit_source_dir;
+  co.timeout_seconds = opts.compile_timeout;
   add_image("cpu", "the CPU compiler", cpu::compile_cpu_image(source, unit, co), kernels, symbols,
             std::vector<std::int64_t>(kernels.size(), 0), unit, opts, result);
 }
@@ -192,6 +214,7 @@ void run_cuda(std::vector<ir::Kernel> kernels, const std::string &unit, const Op
   co.archs = opts.cuda_archs;
   co.cache_dir = opts.cache_dir;
   co.emit_source_dir = opts.emit_source_dir;
+  co.timeout_seconds = opts.compile_timeout;
   add_image("cuda", "nvcc", cuda::compile_cuda_image(source.text, unit, co), kernels, symbols, source.shared_bytes,
             unit, opts, result);
 }

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "Pipeline/DeviceCompiler.h"
 #include "ir/IR.h"
 
 namespace tile::pipeline {
@@ -34,6 +35,7 @@ struct Options {
   std::string nvcc, hipcc, cxx;
   bool verbose = false;
   bool syntax_only = false; // -fsyntax-only: run the passes, build no images
+  unsigned compile_timeout = default_compile_timeout_seconds; // seconds a device compiler may run
 };
 
 /// The passes of a target's pipeline, in order ("frontend" names the IR as the frontend

@@ -346,6 +346,40 @@ Expr cast(ScalarType t, Expr v) {
   return std::make_shared<CastNode>(t, std::move(v));
 }
 
+Expr index64(const Expr &e, const std::function<bool(const Expr &)> &fits_32_bits) {
+  constexpr ScalarType I64 = ScalarType::I64;
+  if (e->type == I64 || !is_integer(e->type) || !is_signed(e->type) || (fits_32_bits && fits_32_bits(e)))
+    return cast(I64, e);
+  auto index64 = [&](const Expr &x) { return ir::index64(x, fits_32_bits); };
+  if (auto b = e->as<BinaryNode>()) {
+    switch (b->op) {
+    case BinaryOp::Add:
+    case BinaryOp::Sub:
+    case BinaryOp::Mul:
+    case BinaryOp::Min:
+    case BinaryOp::Max: return binary(b->op, index64(b->a), index64(b->b));
+    case BinaryOp::Div:
+    case BinaryOp::Mod:
+      // By a positive constant only: division by 0 and MIN / -1 have results of their own
+      // in 32 bits (the targets' checked division), which 64 bits would not give.
+      if (auto d = as_const_int(b->b); d && *d > 0)
+        return binary(b->op, index64(b->a), index64(b->b));
+      break;
+    default: break; // shifts wrap by definition since C++20; bitwise operators gain nothing
+    }
+  } else if (auto u = e->as<UnaryNode>(); u && u->op == UnaryOp::Neg) {
+    return unary(UnaryOp::Neg, index64(u->a));
+  } else if (auto s = e->as<SelectNode>()) {
+    return select(s->cond, index64(s->t), index64(s->f));
+  } else if (auto c = e->as<CastNode>()) {
+    // A widening conversion of a signed value (not a truncation, not from unsigned).
+    const ScalarType from = c->value->type;
+    if (is_integer(from) && is_signed(from) && bits(from) <= bits(e->type))
+      return index64(c->value);
+  }
+  return cast(I64, e);
+}
+
 namespace {
 
 std::optional<double> as_const_float(const Expr &e) {

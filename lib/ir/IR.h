@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -233,6 +234,14 @@ Expr bool_imm(bool v);
 Expr string_imm(std::string v);
 Var make_var(const std::string &name, ScalarType t);
 Expr cast(ScalarType t, Expr v);
+/// Integer `e` as int64 for indexing a tensor, computed in 64 bits: signed arithmetic on
+/// narrower types (a tile's corner b * 256 + i of ints) on operands converted first, so that
+/// an index past 2^31 does not wrap around to a negative one. The IR's arithmetic is C++'s,
+/// where signed overflow has no meaning, so the exact value is the one meant; unsigned
+/// arithmetic, which wraps by definition, is converted as it is. A subexpression for which
+/// `fits_32_bits` holds (every value it takes, known from the loops around it) is converted
+/// whole: per-thread offsets keep their 32-bit arithmetic.
+Expr index64(const Expr &e, const std::function<bool(const Expr &)> &fits_32_bits = {});
 Expr binary(BinaryOp op, Expr a, Expr b);
 Expr unary(UnaryOp op, Expr a);
 Expr select(Expr c, Expr t, Expr f);

@@ -104,6 +104,10 @@ void launch_packed(const char *key, std::int64_t gx, std::int64_t gy, std::int64
   std::int64_t blocks = 0;
   if (__builtin_mul_overflow(gx, gy, &blocks) || __builtin_mul_overflow(blocks, gz, &blocks))
     fail(found->display_name, dev, "grid " + grid_text(gx, gy, gz) + " has too many blocks");
+  // Block indices are ints in kernels; a larger extent would wrap them around.
+  if (gx > INT32_MAX || gy > INT32_MAX || gz > INT32_MAX)
+    fail(found->display_name, dev,
+         "grid extent past 2^31 - 1 " + grid_text(gx, gy, gz) + "; use larger tiles or a loop inside each block");
   if (blocks == 0)
     return;
 

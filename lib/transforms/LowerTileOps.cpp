@@ -182,9 +182,11 @@ protected:
     if (b->scope != Scope::Global)
       return conds;
     for (int d = 0; d < b->rank(); ++d) {
+      // In 64 bits: an index past 2^31 is outside, not wrapped around to a negative one.
+      const Expr i = index64(idx[d]);
       if (!nonneg(idx[d]))
-        conds.push_back(binary(BinaryOp::GE, idx[d], int_imm(0, idx[d]->type)));
-      conds.push_back(lt(idx[d], b->shape[d]));
+        conds.push_back(binary(BinaryOp::GE, i, int_imm(0, ScalarType::I64)));
+      conds.push_back(lt(i, b->shape[d]));
     }
     return conds;
   }
@@ -213,9 +215,10 @@ protected:
     if (r.buffer->scope != Scope::Global)
       return conds;
     for (int d = 0; d < r.buffer->rank(); ++d) {
+      const Expr begin = index64(r.begin[d]);
       if (!nonneg(r.begin[d]))
-        conds.push_back(binary(BinaryOp::GE, r.begin[d], int_imm(0, r.begin[d]->type)));
-      Expr end = add(cast(ScalarType::I64, r.begin[d]), int_imm(r.extent[d], ScalarType::I64));
+        conds.push_back(binary(BinaryOp::GE, begin, int_imm(0, ScalarType::I64)));
+      Expr end = add(begin, int_imm(r.extent[d], ScalarType::I64));
       conds.push_back(binary(BinaryOp::LE, end, cast(ScalarType::I64, r.buffer->shape[d])));
     }
     return conds;

@@ -109,7 +109,9 @@ std::string c_string(const std::string &s) {
       out += "\\n";
     } else if (c == '\t') {
       out += "\\t";
-    } else if (c < 0x20 || c == 0x7f) {
+    } else if (c == '?') {
+      out += "\\?";
+    } else if (c < 0x20 || c >= 0x7f) { // also bytes of UTF-8: the literal holds them as written
       char buf[8];
       std::snprintf(buf, sizeof buf, "\\%03o", c);
       out += buf;
@@ -118,6 +120,27 @@ std::string c_string(const std::string &s) {
     }
   }
   return out + "\"";
+}
+
+std::string comment_text(const std::string &s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (c >= 0x20 && c < 0x7f && c != '\\' && c != '?') {
+      out += char(c);
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    }
+  }
+  return out;
+}
+
+std::string kernel_comment(const Kernel &k) {
+  std::string s = "// " + comment_text(k.display_name);
+  if (!k.location.empty())
+    s += " (" + comment_text(k.location) + ")";
+  return s + "\n";
 }
 
 std::string entry_symbol(const std::string &prefix, const std::string &key) {
@@ -377,11 +400,35 @@ std::string CEmitter::expr(const Expr &e, int min_prec) {
   return "";
 }
 
+namespace {
+/// Whether every value of `e` and of each part of it lies in 32 bits.
+bool fits_32_bits(const Expr &e, const analysis::VarRanges &ranges) {
+  if (!is_integer(e->type))
+    return false;
+  auto r = analysis::bounds_of(e, ranges);
+  if (!r || r->lo < INT32_MIN || r->hi > INT32_MAX)
+    return false;
+  if (auto b = e->as<BinaryNode>())
+    return fits_32_bits(b->a, ranges) && fits_32_bits(b->b, ranges);
+  if (auto u = e->as<UnaryNode>())
+    return fits_32_bits(u->a, ranges);
+  if (auto s = e->as<SelectNode>())
+    return fits_32_bits(s->t, ranges) && fits_32_bits(s->f, ranges);
+  if (auto c = e->as<CastNode>())
+    return fits_32_bits(c->value, ranges);
+  return true;
+}
+} // namespace
+
+Expr CEmitter::index64(const Expr &e) const {
+  return ir::index64(e, [&](const Expr &x) { return fits_32_bits(x, ranges_); });
+}
+
 Expr CEmitter::offset(const Buffer &b, const std::vector<Expr> &idx) {
   Expr off;
   if (b->scope == Scope::Global) {
     for (int d = 0; d < b->rank(); ++d) {
-      Expr term = mul(ir::cast(ScalarType::I64, idx[d]), b->strides[d]);
+      Expr term = mul(index64(idx[d]), b->strides[d]);
       off = off ? add(off, term) : term;
     }
     return off ? off : int_imm(0, ScalarType::I64);
@@ -436,8 +483,19 @@ void CEmitter::stmt(const Stmt &s) {
   }
   case StmtKind::Store:
     return emit_store(s->as<StoreNode>());
-  case StmtKind::For:
-    return emit_for(s->as<ForNode>());
+  case StmtKind::For: {
+    // The loop variable's range, while its body is emitted, where the bounds are constants.
+    auto n = s->as<ForNode>();
+    auto begin = as_const_int(n->begin), extent = as_const_int(n->extent), step = as_const_int(n->step);
+    const bool ranged = begin && extent && step && *extent > 0 && *step > 0 && *extent < (std::int64_t(1) << 31) &&
+                        *step < (std::int64_t(1) << 31) && !ranges_.count(n->var.get());
+    if (ranged)
+      ranges_[n->var.get()] = {*begin, *begin + (*extent - 1) * *step};
+    emit_for(n);
+    if (ranged)
+      ranges_.erase(n->var.get());
+    return;
+  }
   case StmtKind::If: {
     auto n = s->as<IfNode>();
     line("if (" + expr(n->cond) + ") {");

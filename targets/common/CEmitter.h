@@ -12,6 +12,7 @@
 #include <string>
 #include <utility>
 
+#include "analysis/Bounds.h"
 #include "ir/IR.h"
 
 namespace tile::targets {
@@ -24,8 +25,17 @@ std::string entry_symbol(const std::string &prefix, const std::string &key);
 /// C++ operator precedence, higher binds tighter.
 enum Prec { P_None = 0, P_Ternary = 2, P_LOr, P_LAnd, P_BOr, P_BXor, P_BAnd, P_Eq, P_Rel, P_Shift = 11, P_Add, P_Mul, P_Unary = 15, P_Primary };
 
-/// A C++ string literal holding `s`.
+/// A C++ string literal holding `s` (any bytes: control characters are escaped, and so is
+/// '?', which could otherwise start a trigraph where a preprocessor still reads them).
 std::string c_string(const std::string &s);
+
+/// `s` made safe for the inside of a one-line `//` comment: bytes outside printable ASCII,
+/// '\\' and '?' become \xNN, so that nothing in `s` (a file name, say) can end the comment
+/// or splice the next line onto it.
+std::string comment_text(const std::string &s);
+
+/// The comment line that heads a kernel's code: its name and where it was written.
+std::string kernel_comment(const ir::Kernel &k);
 
 /// Identifiers of generated code: every IR variable and buffer gets one that no other one,
 /// no keyword and no name the target reserves has; duplicates get "_1", "_2", ...
@@ -58,6 +68,9 @@ protected:
   std::map<std::pair<int, int>, std::string> sizes_, strides_;
   /// The sizes and strides the body reads (filled by collect_tensor_dims).
   std::set<std::pair<int, int>> used_sizes_, used_strides_;
+  /// The ranges of the variables of the loops being emitted (those with constant bounds),
+  /// and of the thread index: what shows an index's per-thread part fits in 32 bits.
+  analysis::VarRanges ranges_;
 
   void line(const std::string &s);
   void block(const ir::Stmt &s);
@@ -76,6 +89,9 @@ protected:
   std::string expr(const ir::Expr &e, int min_prec = 0);
   /// The offset of element `idx` of `b`: stride-based (int64) for tensors, row-major else.
   ir::Expr offset(const ir::Buffer &b, const std::vector<ir::Expr> &idx);
+  /// Index `e` of a tensor as int64 (ir::index64), in 32 bits where every value of a part
+  /// of it fits (from ranges_).
+  ir::Expr index64(const ir::Expr &e) const;
   std::string element(const ir::Buffer &b, const std::vector<ir::Expr> &idx);
   /// Elements from one row of a tile buffer to the next (kernel.row_pitch, else dense).
   std::int64_t row_pitch(const ir::Buffer &b) const;

@@ -51,10 +51,7 @@ public:
 
   void run() {
     collect_tensor_dims();
-    os_ << "// " << k_.display_name;
-    if (!k_.location.empty())
-      os_ << " (" << k_.location << ")";
-    os_ << "\nextern \"C\" void " << kernel_symbol(k_)
+    os_ << targets::kernel_comment(k_) << "extern \"C\" void " << kernel_symbol(k_)
         << "(const tile_cpu::kernel_arg *args, int64_t block, const int64_t *grid, tile_cpu::context *ctx) {\n";
     params();
     block_coordinates();

@@ -15,6 +15,7 @@ struct CompileOptions {
   std::string cache_dir;       // empty: pipeline::default_cache_dir()
   bool use_cache = true;
   std::string emit_source_dir; // non-empty: keep the source and tile_cpu.h there
+  unsigned timeout_seconds = pipeline::default_compile_timeout_seconds;
 };
 
 /// The clang++ tile was configured with (TILE_CLANGXX).
@@ -25,6 +26,15 @@ const std::vector<pipeline::SourceFile> &cpu_headers();
 
 /// The flags of the device compile, before `-o IMAGE SOURCE`.
 const std::vector<std::string> &cpu_compile_flags();
+
+/// The host CPU as the image depends on it (-march=native): its name and features, "+avx2"
+/// or "-avx512f", sorted. Part of the cache key: a cache shared between machines (a home
+/// directory on NFS) must not hand one machine the image built for another.
+std::string host_cpu_identity();
+
+/// The device compile of `source` (CompileOptions as for compile_cpu_image).
+pipeline::DeviceCompileJob cpu_compile_job(const std::string &source, const std::string &name,
+                                           const CompileOptions &options);
 
 /// Compiles `source` into a shared object exporting one entry per kernel. `name` (the
 /// translation unit) names the generated file.

@@ -45,10 +45,7 @@ public:
   /// dynamic shared memory it needs.
   std::int64_t finish(std::ostringstream &os, const std::string &body) {
     std::ostringstream &os_ = os;
-    os_ << "// " << k_.display_name;
-    if (!k_.location.empty())
-      os_ << " (" << k_.location << ")";
-    os_ << "\nextern \"C\" __global__ void __launch_bounds__(" << k_.threads << ") " << kernel_symbol(k_) << "(";
+    os_ << targets::kernel_comment(k_) << "extern \"C\" __global__ void __launch_bounds__(" << k_.threads << ") " << kernel_symbol(k_) << "(";
     for (size_t i = 0; i < k_.params.size(); ++i) {
       const Param &p = k_.params[i];
       os_ << (i ? ", " : "");
@@ -117,8 +114,10 @@ private:
   std::set<const BufferNode *> decided_, assumed_, refuted_;
 
   void block_coordinates() {
-    if (k_.thread_index)
+    if (k_.thread_index) {
       line("const int32_t " + var(k_.thread_index) + " = (int32_t)threadIdx.x;");
+      ranges_[k_.thread_index.get()] = {0, k_.threads - 1};
+    }
     blk_ = names_.fresh("blk");
     line("const tile_cuda::block3 " + blk_ + " = tile_cuda::block_index(" + std::to_string(k_.swizzle_panel) + ");");
     static const char *axes[] = {"x", "y", "z"};
@@ -419,16 +418,16 @@ private:
     line("{");
     ++indent_;
     if (assumed) {
-      Expr off = ir::cast(ScalarType::I64, first_idx[rank - 1]);
+      Expr off = index64(first_idx[rank - 1]);
       for (int d = rank - 2; d >= 0; --d)
-        off = add(mul(ir::cast(ScalarType::I64, first_idx[d]), g->strides[d]), off);
+        off = add(mul(index64(first_idx[d]), g->strides[d]), off);
       line(std::string(is_load ? "const " : "") + type + " *" + base + " = " + buffer(g) + " + " + expr(off, targets::P_Add + 1) +
            ";");
       line("{");
     } else if (is_flagged) {
-      Expr off = ir::cast(ScalarType::I64, first_idx[rank - 1]);
+      Expr off = index64(first_idx[rank - 1]);
       for (int d = rank - 2; d >= 0; --d)
-        off = add(mul(ir::cast(ScalarType::I64, first_idx[d]), g->strides[d]), off);
+        off = add(mul(index64(first_idx[d]), g->strides[d]), off);
       line(std::string(is_load ? "const " : "") + type + " *" + base + " = " + buffer(g) + " + " + expr(off, targets::P_Add + 1) +
            ";");
       std::string test = *flag(a);

@@ -116,6 +116,7 @@ pipeline::DeviceCompileResult compile_cuda_image(const std::string &source, cons
   job.cache_dir = options.cache_dir;
   job.use_cache = options.use_cache;
   job.emit_source_dir = options.emit_source_dir;
+  job.timeout_seconds = options.timeout_seconds;
   return pipeline::compile_device_image(job);
 }
 

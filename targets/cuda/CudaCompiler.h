@@ -17,6 +17,7 @@ struct CompileOptions {
   std::string cache_dir;           // empty: pipeline::default_cache_dir()
   bool use_cache = true;
   std::string emit_source_dir;     // non-empty: keep the source and tile_cuda.h there
+  unsigned timeout_seconds = pipeline::default_compile_timeout_seconds;
 };
 
 /// nvcc on PATH, else in $CUDA_HOME/bin, else in /usr/local/cuda/bin; empty when none is.

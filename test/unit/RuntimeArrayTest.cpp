@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 #include <numeric>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "runtime/CudaBackend.h"
@@ -47,6 +49,44 @@ TEST(RuntimeArray, HandlesBoolAndEmptyArrays) {
   EXPECT_NE(empty.data(), nullptr);
   empty.copy_from(std::vector<double>{});
   EXPECT_TRUE(empty.to_vector().empty());
+}
+
+TEST(RuntimeArray, RejectsSizesWhoseElementsOrBytesOverflow) {
+  // (2^62 + 1) * 4 elements wrap around to 4, 2^32 * 2^32 to 0, 2^61 doubles' bytes to 0:
+  // each would allocate next to nothing for an array that kernels then index in full.
+  auto message = [](auto make) {
+    try {
+      make();
+    } catch (const tile::error &e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  std::string m = message([] { tile::array<float, 2> a({(1ll << 62) + 1, 4}); });
+  EXPECT_NE(m.find("tile::array of sizes (4611686018427387905, 4)"), std::string::npos) << m;
+  EXPECT_NE(m.find("overflows 64 bits"), std::string::npos) << m;
+  m = message([] { tile::array<float, 2> a({1ll << 32, 1ll << 32}); });
+  EXPECT_NE(m.find("(4294967296, 4294967296)"), std::string::npos) << m;
+  m = message([] { tile::array<double, 1> a({1ll << 61}); });
+  EXPECT_NE(m.find("2305843009213693952 elements of 8 bytes overflow 64 bits"), std::string::npos) << m;
+  m = message([] { tile::array<float, 3> a({4, -2, 1}); });
+  EXPECT_NE(m.find("(4, -2, 1): negative size"), std::string::npos) << m;
+  // Large but representable: the allocation itself fails, as an error.
+  m = message([] { tile::array<std::uint8_t, 2> a({1ll << 31, 1ll << 31}); });
+  EXPECT_NE(m.find("out of memory"), std::string::npos) << m;
+}
+
+TEST(RuntimeTensor, SizesPast32Bits) {
+  // A view of memory no kernel touches: only its sizes are read.
+  float cell = 0;
+  tile::tensor<float, 2> t(&cell, {(1ll << 32) + 512, 3});
+  EXPECT_EQ(t.size(0), (1ll << 32) + 512);
+  EXPECT_EQ(t.stride(0), 3);
+  EXPECT_EQ(t.numel(), ((1ll << 32) + 512) * 3);
+  tile::tensor<const float, 1> u(&cell, {(1ll << 31) + 77});
+  EXPECT_EQ(u.size(0), (1ll << 31) + 77);
+  static_assert(std::is_same_v<decltype(t.size(0)), std::int64_t>);
+  static_assert(std::is_same_v<decltype(std::declval<tile::array<float, 1> &>().size(0)), std::int64_t>);
 }
 
 TEST(RuntimeArray, MovesOwnership) {

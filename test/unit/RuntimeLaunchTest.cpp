@@ -209,6 +209,11 @@ TEST_F(RuntimeLaunch, BadSizesPointersAndGrids) {
                   "negative grid extent (-1, 1, 1)");
   EXPECT_CONTAINS(error_of([&] { tile::rt::launch(add_one, INT64_MAX, 2, 1, ok); }),
                   "too many blocks");
+  // Extents past what a kernel's int block index holds, also in a grid of no blocks.
+  EXPECT_CONTAINS(error_of([&] { tile::rt::launch(add_one, 1ll << 31, 1, 1, ok); }),
+                  "grid extent past 2^31 - 1 (2147483648, 1, 1)");
+  EXPECT_CONTAINS(error_of([&] { tile::rt::launch(add_one, 1, 1ll << 32, 0, ok); }),
+                  "grid extent past 2^31 - 1 (1, 4294967296, 0)");
 }
 
 TEST_F(RuntimeLaunch, ReportsMissingEntries) {

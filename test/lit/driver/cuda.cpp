@@ -1,6 +1,6 @@
-// The CUDA target in the driver: images are cached (a warm rebuild runs no nvcc); nvcc's
-// failure is an error at the kernel that keeps the generated source; an nvcc that cannot
-// run says so.
+// The CUDA target in the driver: images are cached (a warm rebuild runs no nvcc); the same
+// source compiles to the same fatbin; nvcc's failure is an error at the kernel that keeps
+// the generated source; an nvcc that cannot run says so.
 // REQUIRES: nvcc
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: %tile-cxx -c %s -o %t/a.o -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-cache=%t/cache \
@@ -10,6 +10,15 @@
 // RUN:   -fplugin-arg-tile-verbose 2>&1 | FileCheck %s --check-prefix=WARM
 // WARM: remark: tile: cuda image of cuda.cpp (1 kernel) loaded from cache, no device compiler run
 // RUN: cmp %t/a.o %t/b.o
+// The same source compiles to the same bytes (nvcc records the source's path and time in
+// line info and in the names of internal symbols): two builds with caches of their own, so
+// that both run nvcc, make identical objects and cache entries.
+// RUN: %tile-cxx -c %s -o %t/e.o -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-cache=%t/fresh1 \
+// RUN:   -fplugin-arg-tile-verbose 2>&1 | FileCheck %s --check-prefix=COLD
+// RUN: %tile-cxx -c %s -o %t/f.o -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-cache=%t/fresh2 \
+// RUN:   -fplugin-arg-tile-verbose 2>&1 | FileCheck %s --check-prefix=COLD
+// RUN: cmp %t/e.o %t/f.o
+// RUN: sh -c 'cd %t/fresh1/cuda && for f in *.fatbin; do cmp "$f" %t/fresh2/cuda/"$f" || exit 1; done'
 // A failing nvcc (a script that prints an error and fails):
 // RUN: printf '#!/bin/sh\nif [ "$1" = --version ]; then echo fake; exit 0; fi\necho "fake nvcc: error: no" >&2\nexit 1\n' > %t/nvcc
 // RUN: chmod +x %t/nvcc

@@ -10,24 +10,24 @@ namespace T = tile;
 // A copy tests once whether its tile lies inside the tensor: then it is a plain loop;
 // else a copy in reads zero past the tensor's end through a select and a copy out skips
 // the stores past it with an if; the upper bound alone is checked (bx * 256 + i is not
-// negative).
+// negative), in 64 bits (past 2^31 it does not wrap around to a negative index).
 // CHECK-LABEL: IR before lower-tile-ops
 // CHECK: kernel copies(
 // CHECK: copy(x[bx * 256 +: 256], f)
 // CHECK-LABEL: IR after lower-tile-ops
 // CHECK: kernel copies(
-// CHECK: if (i64(bx * 256) + i64(256) <= x.size(0)) {
+// CHECK: if (i64(bx) * i64(256) + i64(256) <= x.size(0)) {
 // CHECK-NEXT: for i in parallel(0, 256) {
 // CHECK-NEXT: f[i] = x[bx * 256 + i]
 // CHECK: } else {
 // CHECK-NEXT: for i.1 in parallel(0, 256) {
-// CHECK-NEXT: f[i.1] = select(i64(bx * 256 + i.1) < x.size(0), x[bx * 256 + i.1], 0.0f)
-// CHECK: if (i64(bx * 256) + i64(256) <= y.size(0)) {
+// CHECK-NEXT: f[i.1] = select(i64(bx) * i64(256) + i64(i.1) < x.size(0), x[bx * 256 + i.1], 0.0f)
+// CHECK: if (i64(bx) * i64(256) + i64(256) <= y.size(0)) {
 // CHECK-NEXT: for i.2 in parallel(0, 256) {
 // CHECK-NEXT: y[bx * 256 + i.2] = f[i.2]
 // CHECK: } else {
 // CHECK-NEXT: for i.3 in parallel(0, 256) {
-// CHECK-NEXT: if (i64(bx * 256 + i.3) < y.size(0)) {
+// CHECK-NEXT: if (i64(bx) * i64(256) + i64(i.3) < y.size(0)) {
 // CHECK-NEXT: y[bx * 256 + i.3] = f[i.3]
 // CHECK-NOT: copy(
 [[tile::kernel]] void copies(T::tensor<const float, 1> x, T::tensor<float, 1> y) {
@@ -42,20 +42,20 @@ namespace T = tile;
 // A negative start (bx - 1) gets a lower bound too, in the tile's test as well.
 // CHECK-LABEL: IR after lower-tile-ops
 // CHECK: kernel rows(
-// CHECK: if (bx - 1 >= 0 && i64(bx - 1) + i64(4) <= x.size(0) && i64(8) <= x.size(1)) {
+// CHECK: if (i64(bx) - i64(1) >= i64(0) && i64(bx) - i64(1) + i64(4) <= x.size(0) && i64(8) <= x.size(1)) {
 // CHECK-NEXT: for i in parallel(0, 4) {
 // CHECK-NEXT: for j in parallel(0, 8) {
 // CHECK-NEXT: s[i, j] = x[bx - 1 + i, j]
 // CHECK: } else {
 // CHECK-NEXT: for i.1 in parallel(0, 4) {
 // CHECK-NEXT: for j.1 in parallel(0, 8) {
-// CHECK-NEXT: s[i.1, j.1] = select(bx - 1 + i.1 >= 0 && i64(bx - 1 + i.1) < x.size(0) && i64(j.1) < x.size(1), x[bx - 1 + i.1, j.1], bf16(0.0))
+// CHECK-NEXT: s[i.1, j.1] = select(i64(bx) - i64(1) + i64(i.1) >= i64(0) && i64(bx) - i64(1) + i64(i.1) < x.size(0) && i64(j.1) < x.size(1), x[bx - 1 + i.1, j.1], bf16(0.0))
 // CHECK: for i.2 in parallel(0, 4) {
 // CHECK-NEXT: for j.2 in parallel(0, 8) {
 // CHECK-NEXT: f[i.2, j.2] = f32(s[i.2, j.2])
 // CHECK: } else {
 // CHECK-NEXT: for i.4 in parallel(0, 4) {
-// CHECK-NEXT: if (i64(bx * 4 + i.4) < y.size(0)) {
+// CHECK-NEXT: if (i64(bx) * i64(4) + i64(i.4) < y.size(0)) {
 // CHECK-NEXT: for j.4 in parallel(0, 8) {
 // CHECK-NEXT: if (i64(j.4) < y.size(1)) {
 [[tile::kernel]] void rows(T::tensor<const T::bf16, 2> x, T::tensor<float, 2> y) {

@@ -41,10 +41,10 @@ template <int BM, int BN, int BK>
   // A copy tests once whether its tile lies inside the tensor: a plain loop if so, a loop
   // with bounds checks if not.
   // CHECK: for (int32_t k = 0; k < (K + 8 - 1) / 8; ++k) {
-  // CHECK-NEXT: if ((int64_t)(by * 32) + 32l <= A_size0 && (int64_t)(k * 8) + 8l <= A_size1) {
-  // CHECK: As[i_1 * 8 + j_1] = A[(int64_t)(by * 32 + i_1) * A_stride0 + (int64_t)(k * 8 + j_1) * A_stride1];
+  // CHECK-NEXT: if ((int64_t)by * 32l + 32l <= A_size0 && (int64_t)k * 8l + 8l <= A_size1) {
+  // CHECK: As[i_1 * 8 + j_1] = A[((int64_t)by * 32l + (int64_t)i_1) * A_stride0 + ((int64_t)k * 8l + (int64_t)j_1) * A_stride1];
   // CHECK: } else {
-  // CHECK: As[i_2 * 8 + j_2] = ((int64_t)(by * 32 + i_2) < A_size0 && (int64_t)(k * 8 + j_2) < A_size1 ? A[(int64_t)(by * 32 + i_2) * A_stride0 + (int64_t)(k * 8 + j_2) * A_stride1] : (tile_cpu::bf16)0.0f);
+  // CHECK: As[i_2 * 8 + j_2] = ((int64_t)by * 32l + (int64_t)i_2 < A_size0 && (int64_t)k * 8l + (int64_t)j_2 < A_size1 ? A[((int64_t)by * 32l + (int64_t)i_2) * A_stride0 + ((int64_t)k * 8l + (int64_t)j_2) * A_stride1] : (tile_cpu::bf16)0.0f);
   // CHECK: tile_cpu::gemm<32, 16, 8, false, true>(As, 8, Bs, 8, acc, 16);
   for (int k : T::pipelined(T::ceildiv(K, BK), T::stages(2))) {
     T::copy(A.at(by * BM, k * BK), As);
@@ -61,14 +61,14 @@ template <int BM, int BN, int BK>
   // CHECK-NEXT: ctx->fail(ctx, "K positive ({{.*}}codegen.cpp:[[@LINE+2]])");
   // CHECK-NEXT: return;
   T::device_assert(K > 0, "K positive");
-  // CHECK: if ((int64_t)(by * 32) + 32l <= C_size0 && (int64_t)(bx * 16) + 16l <= C_size1) {
-  // CHECK: C[(int64_t)(by * 32 + i_5) * C_stride0 + (int64_t)(bx * 16 + j_5) * C_stride1] = acc[i_5 * 16 + j_5];
+  // CHECK: if ((int64_t)by * 32l + 32l <= C_size0 && (int64_t)bx * 16l + 16l <= C_size1) {
+  // CHECK: C[((int64_t)by * 32l + (int64_t)i_5) * C_stride0 + ((int64_t)bx * 16l + (int64_t)j_5) * C_stride1] = acc[i_5 * 16 + j_5];
   // CHECK: } else {
-  // CHECK: if ((int64_t)(by * 32 + i_6) < C_size0) {
+  // CHECK: if ((int64_t)by * 32l + (int64_t)i_6 < C_size0) {
   // CHECK-NEXT: #pragma omp simd
   // CHECK-NEXT: for (int32_t j_6 = 0; j_6 < 16; ++j_6) {
-  // CHECK-NEXT: if ((int64_t)(bx * 16 + j_6) < C_size1) {
-  // CHECK-NEXT: C[(int64_t)(by * 32 + i_6) * C_stride0 + (int64_t)(bx * 16 + j_6) * C_stride1] = acc[i_6 * 16 + j_6];
+  // CHECK-NEXT: if ((int64_t)bx * 16l + (int64_t)j_6 < C_size1) {
+  // CHECK-NEXT: C[((int64_t)by * 32l + (int64_t)i_6) * C_stride0 + ((int64_t)bx * 16l + (int64_t)j_6) * C_stride1] = acc[i_6 * 16 + j_6];
   T::copy(acc, C.at(by * BM, bx * BN));
 }
 
