@@ -160,7 +160,8 @@ void run_cpu(std::vector<ir::Kernel> kernels, const std::string &unit, const Opt
              const std::function<void(const std::string &)> &dump, Result &result) {
   PassRunner passes(opts, dump, result);
   passes.set_target("cpu");
-  if (!passes.run("lower-tile-ops", kernels, transforms::lower_tile_ops))
+  if (!passes.run("lower-tile-ops", kernels,
+                  [](const ir::Kernel &k) { return transforms::lower_tile_ops(k, transforms::IndexWidth::Wide); }))
     return;
 
   std::string source = cpu::emit_source(kernels);
@@ -186,7 +187,8 @@ void run_cuda(std::vector<ir::Kernel> kernels, const std::string &unit, const Op
   PassRunner passes(opts, dump, result);
   passes.set_target("cuda");
   if (!passes.run("infer-layout", kernels, transforms::infer_layout) ||
-      !passes.run("lower-tile-ops", kernels, transforms::lower_tile_ops) ||
+      !passes.run("lower-tile-ops", kernels,
+                  [](const ir::Kernel &k) { return transforms::lower_tile_ops(k, transforms::IndexWidth::Narrow); }) ||
       !passes.run("lower-gemm", kernels, transforms::lower_gemm) ||
       !passes.run("lower-fragments", kernels, transforms::lower_fragments) ||
       !passes.run("bind-threads", kernels, transforms::bind_threads) ||

@@ -95,7 +95,7 @@ Stmt build_loops(const TileLoops &l, const std::vector<Expr> &guards, Stmt body)
 
 class Lowerer : public IRMutator {
 public:
-  explicit Lowerer(const Kernel &k) : layouts_(k.layouts) {
+  Lowerer(const Kernel &k, IndexWidth width) : layouts_(k.layouts), width_(width) {
     for (auto &b : k.block_index)
       if (b)
         nonneg_.insert(b.get());
@@ -183,7 +183,7 @@ protected:
       return conds;
     for (int d = 0; d < b->rank(); ++d) {
       // In 64 bits: an index past 2^31 is outside, not wrapped around to a negative one.
-      const Expr i = index64(idx[d]);
+      const Expr i = checked_index(idx[d]);
       if (!nonneg(idx[d]))
         conds.push_back(binary(BinaryOp::GE, i, int_imm(0, ScalarType::I64)));
       conds.push_back(lt(i, b->shape[d]));
@@ -215,7 +215,7 @@ protected:
     if (r.buffer->scope != Scope::Global)
       return conds;
     for (int d = 0; d < r.buffer->rank(); ++d) {
-      const Expr begin = index64(r.begin[d]);
+      const Expr begin = checked_index(r.begin[d]);
       if (!nonneg(r.begin[d]))
         conds.push_back(binary(BinaryOp::GE, begin, int_imm(0, ScalarType::I64)));
       Expr end = add(begin, int_imm(r.extent[d], ScalarType::I64));
@@ -327,6 +327,9 @@ protected:
 private:
   const LayoutMap &layouts_;
   std::set<const VarNode *> nonneg_;
+  const IndexWidth width_;
+  /// A tensor index for a bounds check: in 64 bits where the target indexes that wide.
+  Expr checked_index(const Expr &e) const { return width_ == IndexWidth::Wide ? index64(e) : cast(ScalarType::I64, e); }
   std::set<const VarNode *> assigned_;
 };
 
@@ -355,8 +358,8 @@ Expr reduce_step(ReduceKind k, Expr acc, Expr x) {
   return reduce_combine(k, std::move(acc), std::move(x));
 }
 
-Kernel lower_tile_ops(const Kernel &kernel) {
-  Lowerer lowerer(kernel);
+Kernel lower_tile_ops(const Kernel &kernel, IndexWidth width) {
+  Lowerer lowerer(kernel, width);
   Kernel out = kernel;
   out.body = lowerer.mutate(kernel.body);
   return out;

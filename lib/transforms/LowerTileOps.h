@@ -25,7 +25,14 @@ namespace tile::transforms {
 
 inline constexpr const char lower_tile_ops_pass_name[] = "lower-tile-ops";
 
-ir::Kernel lower_tile_ops(const ir::Kernel &kernel);
+/// How a target computes the per-dimension indices of tensors (a fact of the target).
+/// Wide: in 64 bits, so a tile's corner past 2^31 (b * 256 of ints) is exact. Narrow: in the
+/// index expression's own type, as C++ would; the target's runtime refuses tensors with a
+/// dimension large enough for an index to wrap (CUDA: 64-bit index arithmetic costs the
+/// memory-bound kernels about half their speed, through registers).
+enum class IndexWidth { Wide, Narrow };
+
+ir::Kernel lower_tile_ops(const ir::Kernel &kernel, IndexWidth width = IndexWidth::Wide);
 
 /// What a reduction starts from in type `t` (its identity; 0 for absmax, as |x| >= 0).
 ir::Expr reduce_identity(ir::ReduceKind k, ir::ScalarType t);

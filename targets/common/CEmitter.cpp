@@ -421,6 +421,8 @@ bool fits_32_bits(const Expr &e, const analysis::VarRanges &ranges) {
 } // namespace
 
 Expr CEmitter::index64(const Expr &e) const {
+  if (!wide_indices_)
+    return ir::cast(ScalarType::I64, e);
   return ir::index64(e, [&](const Expr &x) { return fits_32_bits(x, ranges_); });
 }
 

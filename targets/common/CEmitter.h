@@ -71,6 +71,9 @@ protected:
   /// The ranges of the variables of the loops being emitted (those with constant bounds),
   /// and of the thread index: what shows an index's per-thread part fits in 32 bits.
   analysis::VarRanges ranges_;
+  /// Whether tensor indices are computed in 64 bits (ir::index64) or, as the CUDA target
+  /// does, in their own type (see transforms::IndexWidth).
+  bool wide_indices_ = true;
 
   void line(const std::string &s);
   void block(const ir::Stmt &s);

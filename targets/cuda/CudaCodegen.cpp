@@ -31,7 +31,9 @@ class KernelEmitter final : public targets::CEmitter {
 public:
   KernelEmitter(const Kernel &k, std::ostringstream &os)
       : CEmitter(k, os, "tile_cuda",
-                 {"tile_cuda", "tile_smem", "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "__syncthreads"}) {}
+                 {"tile_cuda", "tile_smem", "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "__syncthreads"}) {
+    wide_indices_ = false; // transforms::IndexWidth::Narrow: the runtime bounds tensor dimensions
+  }
 
   /// Emits the kernel's body to the stream given to the constructor.
   void run() {

@@ -38,7 +38,7 @@ namespace T = tile;
 // CHECK-NEXT: for t.1 in threads(0, 128) {
 // CHECK-NEXT: var i.1: i32 = t.1 / 32
 // CHECK-NEXT: var j.1: i32 = t.1 % 32
-// CHECK-NEXT: if (i64(bx) * i64(4) + i64(i.1) < Y.size(0)) {
+// CHECK-NEXT: if (i64(bx * 4 + i.1) < Y.size(0)) {
 // CHECK-NEXT: if (i64(j.1) < Y.size(1)) {
 // CHECK-NEXT: Y[bx * 4 + i.1, j.1] = f[i.1, j.1]
 [[tile::kernel]] void guards(T::tensor<float, 2> Y) {

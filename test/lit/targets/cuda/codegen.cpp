@@ -46,24 +46,24 @@ namespace T = tile;
   // (64 threads: one iteration each, no loop), loaded as one 4-byte access where X allows
   // such vectors (a flag tested once, outside the thread's loop), else one by one; for a
   // tile at X's edge, the flag and the bounds at each access.
-  // CHECK-NEXT: if ((int64_t)bx * 8l + 8l <= X_size0 && 16l <= X_size1) {
+  // CHECK-NEXT: if ((int64_t)(bx * 8) + 8l <= X_size0 && 16l <= X_size1) {
   // CHECK-NEXT: if (X_vec4) {
   // CHECK-NEXT: {
   // CHECK-NEXT: const int32_t t = (int32_t)threadIdx.x;
   // CHECK-NEXT: {
-  // CHECK-NEXT: const tile_cuda::bf16 *vec_base = X + (((int64_t)bx * 8l + (int64_t)(t / 8)) * X_stride0 + (int64_t)(t % 8 * 2));
+  // CHECK-NEXT: const tile_cuda::bf16 *vec_base = X + ((int64_t)(bx * 8 + t / 8) * X_stride0 + (int64_t)(t % 8 * 2));
   // CHECK-NEXT: {
   // CHECK-NEXT: alignas(16) tile_cuda::bf16 vec_lanes[2];
   // CHECK-NEXT: reinterpret_cast<tile_cuda::bytes<4> *>(vec_lanes)[0] = reinterpret_cast<const tile_cuda::bytes<4> *>(vec_base)[0];
   // CHECK: s[i * 16 + j] = vec_lanes[v];
   // CHECK: } else {
-  // CHECK: s[i * 16 + j] = X[((int64_t)bx * 8l + (int64_t)i) * X_stride0 + (int64_t)j * X_stride1];
+  // CHECK: s[i * 16 + j] = X[(int64_t)(bx * 8 + i) * X_stride0 + (int64_t)j * X_stride1];
   // CHECK: } else {
   // CHECK-NEXT: {
   // CHECK-NEXT: const int32_t t_1 = (int32_t)threadIdx.x;
-  // CHECK: if (X_vec4 && ((int64_t)bx * 8l + (int64_t)(t_1 / 8) < X_size0 && (int64_t)(t_1 % 8 * 2) < X_size1) && ((int64_t)bx * 8l + (int64_t)(t_1 / 8) < X_size0 && (int64_t)(t_1 % 8 * 2 + 1) < X_size1)) {
+  // CHECK: if (X_vec4 && ((int64_t)(bx * 8 + t_1 / 8) < X_size0 && (int64_t)(t_1 % 8 * 2) < X_size1) && ((int64_t)(bx * 8 + t_1 / 8) < X_size0 && (int64_t)(t_1 % 8 * 2 + 1) < X_size1)) {
   // CHECK: } else {
-  // CHECK: s[i_1 * 16 + j_1] = ((int64_t)bx * 8l + (int64_t)i_1 < X_size0 && (int64_t)j_1 < X_size1 ? X[((int64_t)bx * 8l + (int64_t)i_1) * X_stride0 + (int64_t)j_1 * X_stride1] : (tile_cuda::bf16)0.0f);
+  // CHECK: s[i_1 * 16 + j_1] = ((int64_t)(bx * 8 + i_1) < X_size0 && (int64_t)j_1 < X_size1 ? X[(int64_t)(bx * 8 + i_1) * X_stride0 + (int64_t)j_1 * X_stride1] : (tile_cuda::bf16)0.0f);
   T::copy(X.at(bx * 8, 0), s);
   // A barrier, then each thread's two elements, in unrolled loops over its slots.
   // CHECK: __syncthreads();
@@ -84,16 +84,16 @@ namespace T = tile;
   T::device_assert(n > 0, "n is positive");
   // Registers to global memory: no barrier; a vector store where the lanes are inside Y.
   // CHECK-NOT: __syncthreads();
-  // CHECK: if ((int64_t)bx * 8l + 8l <= Y_size0 && 16l <= Y_size1) {
+  // CHECK: if ((int64_t)(bx * 8) + 8l <= Y_size0 && 16l <= Y_size1) {
   // CHECK-NEXT: if (Y_vec4) {
   // CHECK: vec_lanes_3[v_3] = tile_cuda::cvt<tile_cuda::bf16>(f[(rs_1 + cs_1) * 2 + v_3]);
   // CHECK: reinterpret_cast<tile_cuda::bytes<4> *>(vec_base_3)[0] = reinterpret_cast<const tile_cuda::bytes<4> *>(vec_lanes_3)[0];
   // CHECK: } else {
-  // CHECK: Y[((int64_t)bx * 8l + (int64_t)i_3) * Y_stride0 + (int64_t)j_3 * Y_stride1] = tile_cuda::cvt<tile_cuda::bf16>(f[(rs_1 + cs_1) * 2 + v_3]);
+  // CHECK: Y[(int64_t)(bx * 8 + i_3) * Y_stride0 + (int64_t)j_3 * Y_stride1] = tile_cuda::cvt<tile_cuda::bf16>(f[(rs_1 + cs_1) * 2 + v_3]);
   // CHECK: } else {
-  // CHECK: if (Y_vec4 && (int64_t)bx * 8l + (int64_t)(rs_2 * 8 + tid / 8) < Y_size0
+  // CHECK: if (Y_vec4 && (int64_t)(bx * 8 + (rs_2 * 8 + tid / 8)) < Y_size0
   // CHECK: } else {
-  // CHECK: Y[((int64_t)bx * 8l + (int64_t)i_4) * Y_stride0 + (int64_t)j_4 * Y_stride1] = tile_cuda::cvt<tile_cuda::bf16>(f[(rs_2 + cs_2) * 2 + v_4]);
+  // CHECK: Y[(int64_t)(bx * 8 + i_4) * Y_stride0 + (int64_t)j_4 * Y_stride1] = tile_cuda::cvt<tile_cuda::bf16>(f[(rs_2 + cs_2) * 2 + v_4]);
   T::copy(f, Y.at(bx * 8, 0));
 }
 
@@ -103,15 +103,15 @@ namespace T = tile;
 // addressed with a unit last stride, where it holds, element by element where not.
 // CHECK-LABEL: // wide_rows
 // CHECK: const bool X_vec16 = reinterpret_cast<uintptr_t>(X_arg.data) % 16 == 0 && X_arg.strides[1] == 1 && X_arg.strides[0] % 8 == 0;
-// CHECK: if ((int64_t)bx * 4l + 4l <= X_size0 && 64l <= X_size1) {
+// CHECK: if ((int64_t)(bx * 4) + 4l <= X_size0 && 64l <= X_size1) {
 // CHECK-NEXT: if (X_vec16) {
-// CHECK: const tile_cuda::bf16 *vec_base = X + (((int64_t)bx * 4l + (int64_t)(rs * 4 + tid / 8)) * X_stride0 + (int64_t)((cs * 8 + tid % 8) * 8));
+// CHECK: const tile_cuda::bf16 *vec_base = X + ((int64_t)(bx * 4 + (rs * 4 + tid / 8)) * X_stride0 + (int64_t)((cs * 8 + tid % 8) * 8));
 // CHECK-NEXT: {
 // CHECK-NEXT: alignas(16) tile_cuda::bf16 vec_lanes[8];
 // CHECK-NEXT: reinterpret_cast<tile_cuda::bytes<16> *>(vec_lanes)[0] = reinterpret_cast<const tile_cuda::bytes<16> *>(vec_base)[0];
 // CHECK: } else {
 // CHECK-NOT: vec_base
-// CHECK: f[(rs + cs) * 8 + v] = tile_cuda::cvt<float>(X[((int64_t)bx * 4l + (int64_t)i) * X_stride0 + (int64_t)j * X_stride1]);
+// CHECK: f[(rs + cs) * 8 + v] = tile_cuda::cvt<float>(X[(int64_t)(bx * 4 + i) * X_stride0 + (int64_t)j * X_stride1]);
 // In the path for a tile at the tensor's edge, the flag and the bounds of the first and
 // last lanes, at each access.
 // CHECK: } else {
