@@ -15,6 +15,8 @@
 #include <thread>
 #include <unistd.h>
 
+#include "Pipeline/ChildEnvironment.h"
+
 extern char **environ;
 
 namespace tile::pipeline {
@@ -160,10 +162,11 @@ SubprocessResult run_subprocess(const SubprocessOptions &o) {
     argv.push_back(a.data());
   argv.push_back(nullptr);
 
+  // Without a sanitizer runtime preloaded into clang (ChildEnvironment.h).
   std::vector<std::string> env_storage;
-  for (char **e = environ; e && *e; ++e)
-    if (o.temp_dir.empty() || std::strncmp(*e, "TMPDIR=", 7) != 0)
-      env_storage.push_back(*e);
+  for (std::string &e : device_compiler_environment(environ))
+    if (o.temp_dir.empty() || e.compare(0, 7, "TMPDIR=") != 0)
+      env_storage.push_back(std::move(e));
   if (!o.temp_dir.empty())
     env_storage.push_back("TMPDIR=" + o.temp_dir);
   std::vector<char *> envp;

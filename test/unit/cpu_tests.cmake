@@ -12,7 +12,8 @@ set(TILE_CPU_UNIT_TESTS
   CpuAtomicTest.cpp
   CpuCodegenTest.cpp
   CpuCacheTest.cpp
-  CudaCompilerTest.cpp)
+  CudaCompilerTest.cpp
+  ChildEnvironmentTest.cpp)
 list(TRANSFORM TILE_CPU_UNIT_TESTS PREPEND ${CMAKE_CURRENT_LIST_DIR}/)
 add_executable(tile_cpu_tests ${TILE_CPU_UNIT_TESTS})
 target_include_directories(tile_cpu_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/../../include
