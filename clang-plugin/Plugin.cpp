@@ -1,11 +1,13 @@
 // Registration of the tile plugin: the [[tile::kernel]] and [[tile::macro]] attributes and
 // the `tile` action, which runs before Clang's main action and parses the plugin's options.
 #include "clang/AST/Attr.h"
+#include "clang/Basic/Sanitizers.h"
 #include "clang/Frontend/CompilerInstance.h"
 #include "clang/Frontend/FrontendPluginRegistry.h"
 #include "clang/Lex/Preprocessor.h"
 #include "clang/Sema/ParsedAttr.h"
 #include "clang/Sema/Sema.h"
+#include "llvm/ADT/StringExtras.h"
 
 #include "KernelConsumer.h"
 #include "Options.h"
@@ -41,11 +43,37 @@ template <bool Kernel> struct TileAttrInfo : ParsedAttrInfo {
   }
 };
 
+/// The host's sanitizers that CPU images take too: ASan and UBSan's checks, whose runtimes a
+/// program compiled with them has (other sanitizers would need the image's code in their own
+/// runtime's bookkeeping; their images are not instrumented). Fatal and trapping checks stay so.
+std::vector<std::string> image_sanitize_flags(const CompilerInstance &ci) {
+  const SanitizerMask forwarded = SanitizerKind::Address | SanitizerKind::Undefined | SanitizerKind::Integer |
+                                  SanitizerKind::ImplicitConversion | SanitizerKind::Nullability |
+                                  SanitizerKind::FloatDivideByZero | SanitizerKind::LocalBounds;
+  auto names = [](SanitizerMask mask) {
+    SanitizerSet set;
+    set.Mask = mask;
+    llvm::SmallVector<llvm::StringRef, 32> list;
+    serializeSanitizerSet(set, list);
+    return llvm::join(list, ",");
+  };
+  SanitizerMask on = ci.getLangOpts().Sanitize.Mask & forwarded;
+  if (!on)
+    return {};
+  std::vector<std::string> flags = {"-fsanitize=" + names(on)};
+  if (SanitizerMask fatal = on & ~ci.getCodeGenOpts().SanitizeRecover.Mask)
+    flags.push_back("-fno-sanitize-recover=" + names(fatal));
+  if (SanitizerMask trap = on & ci.getCodeGenOpts().SanitizeTrap.Mask)
+    flags.push_back("-fsanitize-trap=" + names(trap));
+  return flags;
+}
+
 class TileAction : public PluginASTAction {
 public:
   std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &ci, llvm::StringRef file) override {
     Preprocessor &pp = ci.getPreprocessor();
     pp.setPredefines(pp.getPredefines() + "#define __TILE_PLUGIN__ 1\n");
+    options_.sanitize_flags = image_sanitize_flags(ci);
     return std::make_unique<tile::plugin::KernelConsumer>(ci, options_, file.str());
   }
   bool ParseArgs(const CompilerInstance &ci, const std::vector<std::string> &args) override {

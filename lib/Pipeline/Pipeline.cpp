@@ -175,6 +175,7 @@ void run_cpu(std::vector<ir::Kernel> kernels, const std::string &unit, const Opt
     symbols.push_back(cpu::kernel_symbol(k));
   cpu::CompileOptions co;
   co.cxx = opts.cxx;
+  co.extra_flags = opts.sanitize_flags;
   co.cache_dir = opts.cache_dir;
   co.emit_source_dir = opts.emit_source_dir;
   co.timeout_seconds = opts.compile_timeout;

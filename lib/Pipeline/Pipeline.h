@@ -33,6 +33,9 @@ struct Options {
   std::string emit_source_dir;
   std::string cache_dir; // empty: $XDG_CACHE_HOME/tile
   std::string nvcc, hipcc, cxx;
+  // The host translation unit's sanitizers as clang++ flags (-fsanitize=...), which CPU
+  // images are compiled with too; empty when it has none.
+  std::vector<std::string> sanitize_flags;
   bool verbose = false;
   bool syntax_only = false; // -fsyntax-only: run the passes, build no images
   unsigned compile_timeout = default_compile_timeout_seconds; // seconds a device compiler may run

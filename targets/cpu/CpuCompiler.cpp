@@ -57,6 +57,7 @@ pipeline::DeviceCompileJob cpu_compile_job(const std::string &source, const std:
   job.target = "cpu";
   job.compiler = options.cxx.empty() ? default_cxx() : options.cxx;
   job.flags = cpu_compile_flags();
+  job.flags.insert(job.flags.end(), options.extra_flags.begin(), options.extra_flags.end());
   job.name = name;
   job.source_suffix = ".cpu.cpp";
   job.image_suffix = ".so";

@@ -12,6 +12,7 @@ namespace tile::cpu {
 
 struct CompileOptions {
   std::string cxx;             // empty: default_cxx()
+  std::vector<std::string> extra_flags; // after cpu_compile_flags() (the host's -fsanitize=...)
   std::string cache_dir;       // empty: pipeline::default_cache_dir()
   bool use_cache = true;
   std::string emit_source_dir; // non-empty: keep the source and tile_cpu.h there
