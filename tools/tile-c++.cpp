@@ -4,11 +4,16 @@
 // tile plugin, tile's include directory and, when linking, tile's runtime. Paths are found
 // relative to this executable (PREFIX/bin/tile-c++ -> PREFIX/lib, PREFIX/include), which
 // holds for the install tree and the build tree alike.
+//
+// Built with TILE_SANITIZE (cmake/TileSanitize.cmake), it also compiles and links with the
+// sanitizers the runtime was built with, and starts clang with the ASan runtime preloaded,
+// which the sanitized plugin needs.
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <sstream>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -26,6 +31,24 @@ bool links(const std::vector<std::string> &args) {
       return false;
   return true;
 }
+
+#ifdef TILE_SANITIZE_RUNTIME
+/// Preloads the ASan runtime into clang, before whatever is preloaded already. The linker
+/// clang starts inherits it; its leaks are suppressed unless LSAN_OPTIONS names other
+/// suppressions.
+void preload_sanitizer_runtime() {
+  std::string preload = TILE_SANITIZE_RUNTIME;
+  if (const char *old = std::getenv("LD_PRELOAD"); old && *old)
+    preload += std::string(":") + old;
+  setenv("LD_PRELOAD", preload.c_str(), 1);
+  const char *lsan = std::getenv("LSAN_OPTIONS");
+  std::string options = lsan ? lsan : "";
+  if (options.find("suppressions=") == std::string::npos) {
+    options += std::string(options.empty() ? "" : ":") + "suppressions=" + TILE_LSAN_SUPPRESSIONS;
+    setenv("LSAN_OPTIONS", options.c_str(), 1);
+  }
+}
+#endif
 
 } // namespace
 
@@ -53,6 +76,12 @@ int main(int argc, char **argv) {
     cmd.push_back("-std=c++20");
   cmd.push_back("-fplugin=" + plugin.string());
   cmd.push_back("-I" + include.string());
+#ifdef TILE_SANITIZE_RUNTIME
+  std::istringstream sanitize_flags(TILE_SANITIZE_FLAGS);
+  for (std::string f; sanitize_flags >> f;)
+    cmd.push_back(f);
+  preload_sanitizer_runtime();
+#endif
   cmd.insert(cmd.end(), args.begin(), args.end());
   if (links(args) && !args.empty()) {
     cmd.push_back("-L" + lib.string());

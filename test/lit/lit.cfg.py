@@ -19,7 +19,7 @@ config.environment["PATH"] = os.pathsep.join([config.llvm_tools_dir, config.envi
 # A cache of compiled images shared by the suite's runs (the cache tests use their own).
 config.environment["XDG_CACHE_HOME"] = os.path.join(config.tile_binary_dir, "test", "cache")
 config.environment["TILE_DEVICE"] = "cpu"
-for var in ["HOME", "TMPDIR", "TILE_NUM_THREADS"]:
+for var in ["HOME", "TMPDIR", "TILE_NUM_THREADS", "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"]:
     if var in os.environ:
         config.environment[var] = os.environ[var]
 
@@ -27,9 +27,22 @@ tile_cxx = os.path.join(config.tile_binary_dir, "bin", "tile-c++")
 plugin = os.path.join(config.tile_binary_dir, "lib", "libtile.so")
 include = os.path.join(config.tile_source_dir, "include")
 config.substitutions.append(("%tile-cxx", tile_cxx))
+clangxx = config.tile_clangxx
+clangxx_plugin = "%s -std=c++20 -fplugin=%s -I%s" % (config.tile_clangxx, plugin, include)
+if config.sanitize.upper() in ("ON", "1", "TRUE", "YES"):
+    # Sanitized tile (cmake/TileSanitize.cmake): programs are compiled and linked with the
+    # runtime's sanitizers, and clang is started with the ASan runtime the plugin needs
+    # (tile-c++ does both itself).
+    config.available_features.add("sanitize")
+    clangxx = "%s %s" % (clangxx, config.sanitize_flags)
+    lsan = os.environ.get("LSAN_OPTIONS", "")
+    if "suppressions=" not in lsan:
+        lsan = ":".join(o for o in [lsan, "suppressions=" + config.lsan_suppressions] if o)
+    clangxx_plugin = "env LD_PRELOAD=%s LSAN_OPTIONS=%s %s %s" % (config.sanitize_runtime, lsan, clangxx_plugin,
+                                                                  config.sanitize_flags)
 # clang++ with the plugin but without tile-c++ (what CMake users get).
-config.substitutions.append(("%clangxx-plugin", "%s -std=c++20 -fplugin=%s -I%s" % (config.tile_clangxx, plugin, include)))
-config.substitutions.append(("%clangxx", config.tile_clangxx))
+config.substitutions.append(("%clangxx-plugin", clangxx_plugin))
+config.substitutions.append(("%clangxx", clangxx))
 config.substitutions.append(("%include", include))
 config.substitutions.append(("%plugin", plugin))
 config.substitutions.append(("%tile-src", config.tile_source_dir))

@@ -11,8 +11,16 @@ foreach(f bin/tile-c++ lib/libtile.so lib/libtile_runtime.so include/tile/tile.h
     message(FATAL_ERROR "the install tree lacks ${f}")
   endif()
 endforeach()
+# A sanitized tile (SANITIZE_RUNTIME given): its plugin needs clang started with the ASan runtime
+# preloaded; the consumer's compiles get it through a launcher.
+set(launcher)
+if(SANITIZE_RUNTIME)
+  file(WRITE ${WORK_DIR}/preload-asan "#!/bin/sh\nLD_PRELOAD=${SANITIZE_RUNTIME} exec \"$@\"\n")
+  file(CHMOD ${WORK_DIR}/preload-asan PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE)
+  set(launcher -DCMAKE_CXX_COMPILER_LAUNCHER=${WORK_DIR}/preload-asan)
+endif()
 execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${WORK_DIR}/build -G ${GENERATOR}
-                        -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_PREFIX_PATH=${prefix} RESULT_VARIABLE rc)
+                        -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_PREFIX_PATH=${prefix} ${launcher} RESULT_VARIABLE rc)
 if(rc)
   message(FATAL_ERROR "configuring the consumer project failed")
 endif()

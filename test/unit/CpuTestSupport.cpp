@@ -5,6 +5,7 @@
 #include <cmath>
 #include <dlfcn.h>
 #include <fstream>
+#include <sstream>
 #include <thread>
 #include <unistd.h>
 
@@ -111,6 +112,11 @@ std::unique_ptr<Image> Image::build(const std::vector<Kernel> &kernels) {
   tile::cpu::CompileOptions opts;
 #ifdef TILE_CPU_TEST_CACHE
   opts.cache_dir = TILE_CPU_TEST_CACHE;
+#endif
+#ifdef TILE_SANITIZE_FLAGS
+  std::istringstream sanitize_flags(TILE_SANITIZE_FLAGS);
+  for (std::string f; sanitize_flags >> f;)
+    opts.extra_flags.push_back(f);
 #endif
   if (const char *dir = std::getenv("TILE_CPU_TEST_EMIT_SOURCE"))
     opts.emit_source_dir = dir; // to look at what the tests compile

@@ -23,6 +23,11 @@ target_include_directories(tile_cpu_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/../.
 # Compiled images are cached in the build tree, so that a rerun compiles nothing.
 target_compile_definitions(tile_cpu_tests PRIVATE TILE_CPU_TEST_CACHE="${CMAKE_CURRENT_BINARY_DIR}/cpu-test-cache")
 target_compile_options(tile_cpu_tests PRIVATE ${TILE_COMPILER_FLAGS})
+if(TILE_SANITIZE)
+  # The images are sanitized too, as the plugin makes them for sanitized programs.
+  string(JOIN " " flags ${TILE_SANITIZE_FLAGS})
+  target_compile_definitions(tile_cpu_tests PRIVATE TILE_SANITIZE_FLAGS="${flags}")
+endif()
 target_link_libraries(tile_cpu_tests PRIVATE tile_transforms tile_target_cpu tile_target_cuda tile_device_compiler tile_ir
                       GTest::gtest_main ${CMAKE_DL_LIBS})
 add_test(NAME cpu-target COMMAND tile_cpu_tests)

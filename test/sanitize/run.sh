@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The whole test suite (lit, unit tests, examples, package test) under AddressSanitizer and
+# UndefinedBehaviorSanitizer: configures BUILD_DIR (default build-sanitize) with
+# -DTILE_SANITIZE=ON, builds it and runs ctest, printing how long each step took.
+#   bash test/sanitize/run.sh [BUILD_DIR]
+# Needs clang's shared ASan runtime (Debian: libclang-rt-19-dev). What the build does and
+# why: cmake/TileSanitize.cmake; what it found: test/sanitize/FINDINGS.md.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+build=${1:-build-sanitize}
+
+# Every finding fails the test that makes it; reports carry whole stacks. tile-c++ and the lit
+# substitutions preload the ASan runtime into clang and add the suppressions file themselves;
+# it is set here too for everything else that runs.
+export ASAN_OPTIONS=detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1:detect_leaks=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+export LSAN_OPTIONS=suppressions=$PWD/test/sanitize/lsan.supp
+
+start=$SECONDS
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTILE_SANITIZE=ON
+cmake --build "$build" -j"$(nproc)"
+built=$SECONDS
+status=0
+ctest --test-dir "$build" --output-on-failure -j2 || status=$?
+echo "sanitized build: $((built - start)) s; tests: $((SECONDS - built)) s"
+exit $status
