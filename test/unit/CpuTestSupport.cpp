@@ -148,7 +148,7 @@ void launch(Entry entry, const std::vector<kernel_arg> &args, std::int64_t gx, s
   const std::int64_t blocks = gx * gy * gz;
   if (threads <= 1) {
     for (std::int64_t b = 0; b < blocks; ++b)
-      entry(args.data(), b, grid, ctx);
+      entry(args.data(), b, grid, &ctx->abi);
     return;
   }
   std::atomic<std::int64_t> next{0};
@@ -156,7 +156,7 @@ void launch(Entry entry, const std::vector<kernel_arg> &args, std::int64_t gx, s
   for (int t = 0; t < threads; ++t)
     pool.emplace_back([&] {
       for (std::int64_t b; (b = next.fetch_add(1)) < blocks;)
-        entry(args.data(), b, grid, ctx);
+        entry(args.data(), b, grid, &ctx->abi);
     });
   for (auto &t : pool)
     t.join();

@@ -10,21 +10,25 @@
 #include <vector>
 
 #include "ir/IR.h"
-#include "tile/detail/launch.h"
+#include "tile_cpu.h" // the entry's types, as the images are compiled with them
 
 namespace cputest {
 
-using tile::rt::kernel_arg;
+using tile_cpu::kernel_arg;
 namespace ir = tile::ir;
 
 /// The context the runtime passes to blocks (lib/runtime/CpuAbi.h); records failures.
 struct Context {
-  void *self = nullptr;
-  void (*fail)(Context *ctx, const char *message) = &Context::record;
+  Context() = default;
+  Context(const Context &) = delete; // abi.self points here
+  tile_cpu::context abi{this, &Context::record};
   std::vector<std::string> failures;
-  static void record(Context *ctx, const char *message) { ctx->failures.push_back(message); }
+  static void record(tile_cpu::context *ctx, const char *message) {
+    static_cast<Context *>(ctx->self)->failures.push_back(message);
+  }
 };
-using Entry = void (*)(const kernel_arg *args, std::int64_t block, const std::int64_t *grid, Context *ctx);
+/// The entries' own function type: calls through another one are undefined.
+using Entry = void (*)(const kernel_arg *args, std::int64_t block, const std::int64_t *grid, tile_cpu::context *ctx);
 
 /// A kernel under construction: parameters, grid and body.
 class KernelBuilder {

@@ -16,13 +16,15 @@
 #include <cstdlib>
 #include <cstring>
 
-namespace tile_cpu {
-
 // ---------------------------------------------------------------------------------------
 // The entry ABI (lib/runtime/CpuAbi.h, include/tile/detail/launch.h)
 // ---------------------------------------------------------------------------------------
 
-/// One kernel parameter; the same layout as tile::rt::kernel_arg.
+// The entry's parameter types have the names CpuAbi.h gives them, so that an entry has the
+// very function type the runtime calls it through: a call through another function type is
+// undefined behaviour (-fsanitize=function reports it), however alike the layouts.
+namespace tile::rt {
+/// One kernel parameter; the same layout as include/tile/detail/launch.h's.
 struct kernel_arg {
   enum kind_t : int32_t { tensor_arg = 0, scalar_arg = 1 };
   int32_t kind;
@@ -38,13 +40,19 @@ struct kernel_arg {
   } value;
 };
 static_assert(sizeof(kernel_arg) == 96, "kernel_arg layout is part of the launch ABI");
+} // namespace tile::rt
 
-/// What the runtime passes to every block (struct tile_cpu_context of lib/runtime/CpuAbi.h).
-struct context {
+/// What the runtime passes to every block.
+struct tile_cpu_context {
   void *self;
   /// Reports a failed device_assert; the block returns right after.
-  void (*fail)(context *ctx, const char *message);
+  void (*fail)(tile_cpu_context *ctx, const char *message);
 };
+
+namespace tile_cpu {
+
+using kernel_arg = tile::rt::kernel_arg;
+using context = tile_cpu_context;
 
 /// The coordinates of block `block` of `grid` (x fastest). With `panel` > 0 the blocks of
 /// each z slice are rasterized in panels of `panel` rows of y, column by column and in
