@@ -124,7 +124,9 @@ ModuleHandle CpuBackend::load_module(const void *image, std::size_t size) {
     ::close(fd);
     throw tile::error("cannot load the CPU image: " + why);
   }
-  std::string path = "/proc/self/fd/" + std::to_string(fd);
+  // Named through the process id, not /proc/self: other processes that read the loaded objects
+  // by their names (a sanitizer's symbolizer, a debugger) then find the image.
+  std::string path = "/proc/" + std::to_string(::getpid()) + "/fd/" + std::to_string(fd);
   void *handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char *why = ::dlerror();

@@ -1,6 +1,8 @@
 // CPU images take the sanitizers of the translation unit that calls their kernels: in a program
 // compiled with -fsanitize=address,undefined, a kernel's write past the end of a tensor is
-// reported by ASan and its signed overflow by UBSan, at the generated source's line.
+// reported by ASan and its signed overflow by UBSan, at the generated source's line; the
+// kernel's frame in the report has its entry's name (the image is loaded under a name that
+// the symbolizer, another process, can open).
 // RUN: %tile-cxx -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined %s -o %t
 // RUN: %t 15 7 | FileCheck %s --check-prefix=OK
 // RUN: not %t 16 7 2>&1 | FileCheck %s --check-prefix=ASAN
@@ -8,6 +10,7 @@
 // OK: PASS
 // ASAN: ERROR: AddressSanitizer: heap-buffer-overflow
 // ASAN: WRITE of size 4
+// ASAN-NEXT: #0 {{.*}} in tile_cpu__Z4pokeN4tile6tensorIiLi1EEEii_{{.*}} (/proc/{{[0-9]+}}/fd/
 // ASAN: 0 bytes after 64-byte region
 // UBSAN: sanitize.cpu.cpp:{{[0-9]+}}:{{[0-9]+}}: runtime error: signed integer overflow: 2147483647 + 1
 
