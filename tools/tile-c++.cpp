@@ -44,7 +44,9 @@ void preload_sanitizer_runtime() {
   const char *lsan = std::getenv("LSAN_OPTIONS");
   std::string options = lsan ? lsan : "";
   if (options.find("suppressions=") == std::string::npos) {
-    options += std::string(options.empty() ? "" : ":") + "suppressions=" + TILE_LSAN_SUPPRESSIONS;
+    // Quietly: a compiler's stderr is read by people and tests.
+    options += std::string(options.empty() ? "" : ":") + "suppressions=" + TILE_LSAN_SUPPRESSIONS +
+               ":print_suppressions=0";
     setenv("LSAN_OPTIONS", options.c_str(), 1);
   }
 }

@@ -37,7 +37,7 @@ if config.sanitize.upper() in ("ON", "1", "TRUE", "YES"):
     clangxx = "%s %s" % (clangxx, config.sanitize_flags)
     lsan = os.environ.get("LSAN_OPTIONS", "")
     if "suppressions=" not in lsan:
-        lsan = ":".join(o for o in [lsan, "suppressions=" + config.lsan_suppressions] if o)
+        lsan = ":".join(o for o in [lsan, "suppressions=" + config.lsan_suppressions, "print_suppressions=0"] if o)
     clangxx_plugin = "env LD_PRELOAD=%s LSAN_OPTIONS=%s %s %s" % (config.sanitize_runtime, lsan, clangxx_plugin,
                                                                   config.sanitize_flags)
 # clang++ with the plugin but without tile-c++ (what CMake users get).

@@ -14,7 +14,7 @@ build=${1:-build-sanitize}
 # it is set here too for everything else that runs.
 export ASAN_OPTIONS=detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1:detect_leaks=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-export LSAN_OPTIONS=suppressions=$PWD/test/sanitize/lsan.supp
+export LSAN_OPTIONS=suppressions=$PWD/test/sanitize/lsan.supp:print_suppressions=0
 
 start=$SECONDS
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTILE_SANITIZE=ON
