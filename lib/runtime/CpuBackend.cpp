@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
@@ -85,13 +86,13 @@ bool write_all(int fd, const char *data, std::size_t size) {
 } // namespace
 
 void *CpuBackend::allocate(std::size_t bytes) {
-  // aligned_alloc wants a multiple of the alignment; an empty allocation still gets a unique
-  // pointer so that arrays of no elements behave like any other.
-  std::size_t rounded = bytes == 0 ? alignment : (bytes + alignment - 1) / alignment * alignment;
-  if (rounded < bytes)
-    throw tile::error("out of memory allocating " + std::to_string(bytes) + " bytes");
-  void *p = std::aligned_alloc(alignment, rounded);
-  if (!p)
+  // Exactly `bytes` (posix_memalign, unlike aligned_alloc, takes any size), so that ASan
+  // reports an access past the end of an array, however close. An empty allocation still
+  // gets a unique pointer so that arrays of no elements behave like any other.
+  // No object is larger than PTRDIFF_MAX bytes; asking for more is an error, not a crash
+  // (ASan aborts on such requests).
+  void *p = nullptr;
+  if (bytes > std::size_t(PTRDIFF_MAX) || ::posix_memalign(&p, alignment, bytes == 0 ? 1 : bytes) != 0)
     throw tile::error("out of memory allocating " + std::to_string(bytes) + " bytes");
   return p;
 }
