@@ -16,8 +16,9 @@
 //    (rounding is monotone, so the interval of results is exact); truncation for integers.
 //  - math functions: the exact function of both ends (they are monotone) widened by 8 units
 //    of the type's precision (2^-p+1 relative, plus 4 subnormal steps): CUDA documents at
-//    most 2 ulp for expf, exp2f, tanhf and rsqrtf and 1 ulp for logf and log2f, glibc less;
-//    sigmoid is 1 / (1 + exp(-x)), two more roundings.
+//    most 2 ulp for expf, exp2f, tanhf and rsqrtf and 1 ulp for logf and log2f, glibc less.
+//    sigmoid is what language.h defines, 1 / (1 + exp(-x)) in the argument's type, so
+//    exp(-x) overflows to infinity and the result is 0 below x = -88.7 in float.
 //  - sums of n terms (reductions, cumsum, atomic_add) in any order: the exact sum of the
 //    term intervals widened by gamma(n-1) * sum |terms| (Higham's bound for any summation
 //    order: gamma(k) = k u / (1 - k u), u = 2^-p); gemm's dot products by gamma(n) with
@@ -262,6 +263,9 @@ inline I call(Fn fn, I a, const Fmt &f) {
   return outward(lo, hi, f);
 }
 
+/// tile::sigmoid as language.h defines it: 1 / (1 + exp(-x)), each step in f.
+inline I sigmoid(I a, const Fmt &f) { return div(val(1), add(val(1), call(Exp, neg(a), f), f), f); }
+
 /// A sum of terms in any order (reductions, cumsum, atomic_add, gemm).
 struct Sum {
   long double lo = 0, hi = 0, mag = 0;
@@ -349,8 +353,9 @@ template <class E, int R> struct Tensor {
   std::unique_ptr<tile::array<E, 1>> dev;
 
   /// layout: 0 row-major, 1 padded rows, 2 transposed (last two dims swapped in memory),
-  /// 3 every other element of the last dim.
-  Tensor(std::array<std::int64_t, R> d, int layout, S fill) : dims(d) {
+  /// 3 every other element of the last dim, 4 stride 0 along the first dim (inputs only:
+  /// a broadcast view). The view starts `offset` elements into the allocation.
+  Tensor(std::array<std::int64_t, R> d, int layout, S fill, std::int64_t start = 5) : dims(d) {
     std::array<int, R> order; // dims from fastest to slowest in memory
     for (int i = 0; i < R; ++i)
       order[i] = R - 1 - i;
@@ -358,12 +363,16 @@ template <class E, int R> struct Tensor {
       std::swap(order[0], order[1]);
     std::int64_t s = layout == 3 ? 2 : 1;
     for (int i = 0; i < R; ++i) {
+      if (layout == 4 && order[i] == 0) {
+        strides[0] = 0;
+        continue;
+      }
       strides[order[i]] = s;
       s *= std::max<std::int64_t>(dims[order[i]], 1);
       if (i == 0 && layout == 1)
         s += 3; // padding after each row
     }
-    offset = 5;
+    offset = start;
     total = offset + s + 7;
     host.assign(std::size_t(total), fill);
   }
@@ -395,7 +404,8 @@ template <class E, int R> struct Tensor {
 };
 
 /// Fills the logical elements of an input with values uniform in [lo, hi] (integers for
-/// integer types) and returns their exact values, row-major.
+/// integer types) and returns their exact values, row-major (read back: elements of a
+/// broadcast view share memory).
 template <class E, int R> std::vector<long double> fill_input(Tensor<E, R> &t, Rng &rng, double lo, double hi) {
   std::vector<long double> v(std::size_t(t.numel()));
   for (std::int64_t i = 0; i < t.numel(); ++i) {
@@ -407,8 +417,9 @@ template <class E, int R> std::vector<long double> fill_input(Tensor<E, R> &t, R
     else
       x = E(rng.integer((long long)lo, (long long)hi));
     t[i] = x;
-    v[std::size_t(i)] = value_of(x);
   }
+  for (std::int64_t i = 0; i < t.numel(); ++i)
+    v[std::size_t(i)] = value_of(t[i]);
   return v;
 }
 

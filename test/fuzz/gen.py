@@ -96,8 +96,7 @@ def fits(t, lo, hi):
 def widen(lo, hi, t):
     """Static ranges of float results get a margin for rounding."""
     if TY[t].kind in 'fx':
-        m = max(abs(lo), abs(hi)) * 0.02 + 1e-30
-        return lo - m, hi + m
+        return lo - abs(lo) * 0.02 - 1e-30, hi + abs(hi) * 0.02 + 1e-30
     return lo, hi
 
 
@@ -182,6 +181,11 @@ class Gen:
         self.bufs = []
         self.tensors = []
         self.scalars = {}  # name -> (cpp type, value)
+        self.custom = {}  # dimension symbol -> extent, for sub-tiles and tables
+        self.tables = []  # local tables filled by unrolled scalar loops: read at constant indices
+        self.annotations = []
+        self.helpers = []  # [[tile::macro]] functions (None for lambdas)
+        self.lambdas = []
         self.nbuf = 0
         self.ntmp = 0
         self.generate()
@@ -206,10 +210,24 @@ class Gen:
             self.ref.append('  ' * (ind + 2) + rline)
 
     def ext(self, d):
+        if d in self.custom:
+            return self.custom[d]
         return {'m': self.BM, 'n': self.BN, 'k': self.BK, '1': 1}[d]
 
     def extname(self, d):
+        if d in self.custom:
+            return str(self.custom[d])
         return {'m': 'BM', 'n': 'BN', 'k': 'BK', '1': '1'}[d]
+
+    def plain(self, b):
+        """Whether b's dims are tile dims (it can be stored, and read in parallel loops)."""
+        return all(d in 'mnk1' for d in b.dims)
+
+    def custom_dim(self, extent):
+        """A dimension of its own (sub-tiles, tables): no tensor dimension maps onto it."""
+        d = 'u%d' % len(self.custom)
+        self.custom[d] = extent
+        return d
 
     def size(self, D):
         return 1 if D == '1' else self.sizes[D]
@@ -286,10 +304,12 @@ class Gen:
         return tuple(dims)
 
     def new_tensor(self, role, ty, dims):
+        layouts, w = [0, 1, 2, 3, 4], [50, 18, 15, 10, 7 if role == 'in' else 0]
         t = Tensor(('X%d' if role == 'in' else 'Y%d') % len([x for x in self.tensors if x.role == role]), ty,
-                   dims, role, self.pick([0, 1, 2, 3], [55, 20, 15, 10]))
+                   dims, role, self.pick(layouts, w))
         if len(dims) < 2 and t.layout == 2:
             t.layout = 0
+        t.offset = self.pick([0, 1, 3, 8, 5])
         self.tensors.append(t)
         return t
 
@@ -395,9 +415,18 @@ class Gen:
         if k == 'index':
             return self.pick(env.index_leaves)
         if k == 'scalar':
-            e = self.pick(env.temps + [Ex(n, 'fz::val(%s)' % n, t, v, v, TY[t].kind == 'i')
-                                       for n, (t, v) in self.scalars.items()])
+            opts = env.temps + [Ex(n, 'fz::val((long double)%s)' % self.scalar_value(n), t, v, v, TY[t].kind == 'i')
+                                for n, (t, v) in self.scalars.items()]
+            for tb in self.tables:
+                if tb.defined:
+                    c = self.r.randint(0, self.ext(tb.dims[0]) - 1)
+                    e = Ex('%s(%d)' % (tb.name, c), '%s_r[%d]' % (tb.name, c), tb.ty, tb.lo, tb.hi, tb.exact)
+                    e.buf = tb
+                    opts.append(e)
+            e = self.pick(opts)
             e.used = True
+            if hasattr(e, 'buf'):
+                e.buf.used = True
             return e
         if k == 'tensor':
             return self.pick(env.tensor_reads)
@@ -476,9 +505,11 @@ class Gen:
         return e
 
     def try_op(self, env, depth):
-        op = self.pick(['+', '-', '*', 'div', 'neg', 'min', 'max', 'abs', 'math', 'fma', 'sel', 'cast', 'int'],
-                       [14, 10, 12, 5, 3, 6, 6, 4, 10, 3, 7, 5, 5])
+        op = self.pick(['+', '-', '*', 'div', 'neg', 'min', 'max', 'abs', 'math', 'fma', 'sel', 'cast', 'int', 'call'],
+                       [14, 10, 12, 5, 3, 6, 6, 4, 10, 3, 7, 5, 5, 4])
         d = depth - 1
+        if op == 'call':
+            return self.call(self.expr(env, d), self.expr(env, d))
         if op in '+-*':
             return self.bin_arith(op, self.expr(env, d), self.expr(env, d))
         if op == 'div':
@@ -500,7 +531,9 @@ class Gen:
             t = common(a.ty, den.ty)
             if TY[t].kind != 'f':
                 return None
-            dl, dh = (den.lo, den.hi) if den.lo > 0 else (-den.hi, -den.lo)
+            if den.lo <= 0 < den.hi or den.lo < 0 <= den.hi:
+                return None
+            dl = min(abs(den.lo), abs(den.hi))
             m = max(abs(a.lo), abs(a.hi)) / dl
             lo, hi = widen(-m, m, t)
             if not fits(t, lo, hi):
@@ -593,6 +626,39 @@ class Gen:
             return Ex('(%s << %d)' % (a.k, sh), 'fz::shl(%s, fz::val(%d))' % (a.conv(t), sh), t, 0, a.hi * (1 << sh), True)
         return None
 
+    def call(self, a, b):
+        """a OP b through a [[tile::macro]] function or a lambda (inlined by the frontend): the
+        arguments convert to the parameter types, the result to the return type."""
+        if 'bool' in (a.ty, b.ty):
+            return None
+        ps = []
+        for e in (a, b):
+            opts = ['f32', 'f64'] + (['i32', 'i64'] if TY[e.ty].kind == 'i' else [])
+            ps.append(self.pick(opts))
+        op = self.pick('+-*')
+        args = []
+        for e, p in zip((a, b), ps):
+            args.append(Ex(e.k, e.conv(p), p, e.lo, e.hi, e.exact and TY[p].kind == 'i'))
+        body = self.bin_arith(op, args[0], args[1])
+        if body is None:
+            return None
+        n = len(self.helpers)
+        if self.chance(0.5):
+            rt = self.pick(['f32', 'f64', body.ty]) if TY[body.ty].kind == 'f' else body.ty
+            if not fits(rt, body.lo, body.hi):
+                rt = body.ty
+            name = 'helper%d' % n
+            self.helpers.append('[[tile::macro]] %s %s(%s a, %s b) { return a %s b; }' % (
+                TY[rt].cpp, name, TY[ps[0]].cpp, TY[ps[1]].cpp, op))
+        else:
+            rt = body.ty
+            name = 'lambda%d' % n
+            self.lambdas.append('auto %s = [&](%s a, %s b) { return a %s b; };' % (name, TY[ps[0]].cpp, TY[ps[1]].cpp,
+                                                                                 op))
+            self.helpers.append(None)
+        return Ex('%s(%s, %s)' % (name, a.k, b.k), 'fz::cvt(%s, %s)' % (body.r, TY[rt].fmt), rt, body.lo, body.hi,
+                  body.exact and TY[rt].kind == 'i')
+
     def abs_of(self, a):
         t = arith(a.ty)
         if t == 'bool':
@@ -644,6 +710,8 @@ class Gen:
             return None
         name = {'exp': 'Exp', 'exp2': 'Exp2', 'log': 'Log', 'log2': 'Log2', 'sqrt': 'Sqrt', 'rsqrt': 'Rsqrt',
                 'tanh': 'Tanh', 'sigmoid': 'Sigmoid'}[fn]
+        if fn == 'sigmoid':
+            return Ex('T::sigmoid(%s)' % a.k, 'fz::sigmoid(%s, %s)' % (a.conv(t), TY[t].fmt), t, lo, hi)
         return Ex('T::%s(%s)' % (fn, a.k), 'fz::call(fz::%s, %s, %s)' % (name, a.conv(t), TY[t].fmt), t, lo, hi)
 
     # Element-wise loops ---------------------------------------------------------------
@@ -834,7 +902,7 @@ class Gen:
 
     def op_reduce(self, ctx, src=None, dst=None, dim=None, kind=None, clear=None):
         if src is None:
-            cands = [b for b in self.bufs if b.defined and not b.acc and len(b.dims) <= 2 and TY[b.ty].kind != 'b']
+            cands = [b for b in self.bufs if b.defined and not b.acc and self.plain(b) and len(b.dims) <= 2 and TY[b.ty].kind != 'b']
             if not cands:
                 return None
             src = self.pick_src(cands)
@@ -922,7 +990,7 @@ class Gen:
         return dst
 
     def op_cumsum(self, ctx):
-        cands = [b for b in self.bufs if b.defined and not b.acc and len(b.dims) <= 2 and TY[b.ty].kind != 'b']
+        cands = [b for b in self.bufs if b.defined and not b.acc and self.plain(b) and len(b.dims) <= 2 and TY[b.ty].kind != 'b']
         if not cands:
             return None
         src = self.pick_src(cands)
@@ -965,7 +1033,7 @@ class Gen:
         return dst
 
     def op_copy(self, ctx):
-        cands = [b for b in self.bufs if b.defined and not b.acc]
+        cands = [b for b in self.bufs if b.defined and not b.acc and self.plain(b)]
         if not cands:
             return None
         src = self.pick_src(cands)
@@ -1021,7 +1089,8 @@ class Gen:
 
     def op_scan_loop(self, ctx):
         """A serial loop inside a parallel loop: running sums or maxima along a row."""
-        cands = [b for b in self.bufs if b.defined and not b.acc and len(b.dims) == 2 and TY[b.ty].kind in 'fx']
+        cands = [b for b in self.bufs if b.defined and not b.acc and self.plain(b) and len(b.dims) == 2
+                 and TY[b.ty].kind in 'fx']
         if not cands:
             return None
         src = self.pick_src(cands)
@@ -1105,34 +1174,118 @@ class Gen:
         self.def_buf(dst, *widen(lo, hi, t))
         return dst
 
+    def scalar_value(self, n):
+        t, v = self.scalars[n]
+        return flit(v) if t == 'f32' else repr(v)
+
+    def op_table(self, ctx):
+        """A local table filled by an unrolled scalar loop (every thread holds all of it)."""
+        if ctx.loop_vars:
+            return None
+        u = self.r.randint(1, 8)
+        d = self.custom_dim(u)
+        t = self.pick(['f32', 'i32', 'f64'])
+        b = self.new_buf('local', t, (d,))
+        bv = self.pick(self.bvars)
+        if t == 'i32':
+            a, c = self.r.randint(-3, 3), self.r.randint(-5, 5)
+            self.emit(ctx, 'for (int u : T::unroll(%d))' % u, 'for (int u = 0; u < %d; ++u)' % u)
+            self.emit(ctx.indent + 1, '%s(u) = u * %d + %s + %d;' % (b.name, a, bv, c),
+                      '%s_r[u] = fz::val(u * %d + %s + %d);' % (b.name, a, bv, c))
+            vals = [u * a + c + g for u in (0, u - 1) for g in (0, self.grid[self.bvars.index(bv)])]
+            self.def_buf(b, min(vals), max(vals), True)
+        else:
+            al = self.scalar_value('alpha')
+            cpp = TY[t].cpp
+            self.emit(ctx, 'for (int u : T::unroll(%d))' % u, 'for (int u = 0; u < %d; ++u)' % u)
+            self.emit(ctx.indent + 1, '%s(u) = %s(u) * alpha + %s(%s);' % (b.name, cpp, cpp, bv),
+                      '%s_r[u] = fz::cvt(fz::add(fz::mul(fz::val(u), fz::val((long double)%s), %s), fz::val(%s), %s), %s);'
+                      % (b.name, al, TY[t].fmt, bv, TY[t].fmt, TY[t].fmt))
+            m = u * abs(self.scalars['alpha'][1]) + self.grid[self.bvars.index(bv)] + 1
+            self.def_buf(b, -m, m)
+        self.tables.append(b)
+        b.used = False
+        return b
+
+    def op_subtile(self, ctx):
+        """A sub-tile of a shared buffer (s.at(i, j)) copied out, changed, and copied into a
+        region of a shared buffer of the same shape."""
+        cands = [b for b in self.bufs if b.defined and not b.acc and b.scope == 'shared' and len(b.dims) == 2
+                 and all(self.ext(d) >= 2 for d in b.dims) and b.dims[0] in 'mnk' and b.dims[1] in 'mnk']
+        if not cands:
+            return None
+        s = self.pick_src(cands)
+        E = [self.ext(d) for d in s.dims]
+        e = [self.r.randint(1, x - 1) if self.chance(0.8) else x for x in E]
+        o = [self.r.randint(0, x - y) for x, y in zip(E, e)]
+        q = [self.r.randint(0, x - y) for x, y in zip(E, e)]
+        dims = tuple(self.custom_dim(x) for x in e)
+        sub = self.new_buf(self.rand_scope(dims, allow_local=False), self.pick([s.ty, s.ty, 'f32']), dims)
+        if not fits(sub.ty, s.lo, s.hi):
+            sub.ty = s.ty
+        self.emit(ctx, 'T::copy(%s.at(%d, %d), %s);' % (s.name, o[0], o[1], sub.name))
+        self.emit(ctx, None, 'for (int v0 = 0; v0 < %d; ++v0) for (int v1 = 0; v1 < %d; ++v1) %s_r[v0 * %d + v1] = '
+                  'fz::cvt(%s_r[(v0 + %d) * %d + v1 + %d], %s);' % (e[0], e[1], sub.name, e[1], s.name, o[0], E[1], o[1],
+                                                                   TY[sub.ty].fmt))
+        self.def_buf(sub, s.lo, s.hi, s.exact)
+        s.used = True
+        # The destination: s itself or another defined shared buffer of its shape, or a fresh
+        # one cleared first.
+        dcands = [b for b in self.bufs if b.defined and not b.acc and not b.frozen and b.scope == 'shared'
+                  and b.dims == s.dims and TY[b.ty].kind in 'fx']
+        if dcands and self.chance(0.6):
+            p = self.pick(dcands)
+        else:
+            p = self.new_buf('shared', self.pick(['f32', 'bf16', 'f16']), s.dims)
+            self.emit(ctx, 'T::clear(%s);' % p.name, 'for (int e = 0; e < %d; ++e) %s_r[e] = fz::val(0);' % (
+                self.numel(p.dims), p.name))
+            self.def_buf(p, 0, 0)
+        lo, hi = min(p.lo, s.lo), max(p.hi, s.hi)
+        if not fits(p.ty, *widen(lo, hi, p.ty)):
+            return None
+        self.emit(ctx, 'T::copy(%s, %s.at(%d, %d));' % (sub.name, p.name, q[0], q[1]))
+        self.emit(ctx, None, 'for (int v0 = 0; v0 < %d; ++v0) for (int v1 = 0; v1 < %d; ++v1) %s_r[(v0 + %d) * %d + v1 + %d]'
+                  ' = fz::cvt(%s_r[v0 * %d + v1], %s);' % (e[0], e[1], p.name, q[0], E[1], q[1], sub.name, e[1],
+                                                          TY[p.ty].fmt))
+        sub.used = True
+        self.def_buf(p, lo, hi)
+        p.used = False
+        return p
+
     def random_ops(self, ctx, count):
-        ops = ['load', 'elementwise', 'reduce', 'cumsum', 'copy', 'fill', 'scan', 'branch']
-        w = [14, 40, 18, 6, 8, 4, 4, 4]
+        ops = ['load', 'elementwise', 'reduce', 'cumsum', 'copy', 'fill', 'scan', 'branch', 'table', 'subtile']
+        w = [14, 40, 18, 6, 8, 4, 4, 4, 2, 4]
         for _ in range(count):
             op = self.pick(ops, w)
             fn = {'load': self.op_load, 'elementwise': self.op_elementwise, 'reduce': self.op_reduce,
                   'cumsum': self.op_cumsum, 'copy': self.op_copy, 'fill': self.op_fill, 'scan': self.op_scan_loop,
-                  'branch': self.op_branch}[op]
+                  'branch': self.op_branch, 'table': self.op_table, 'subtile': self.op_subtile}[op]
             fn(ctx)
 
     # Loops ------------------------------------------------------------------------------
 
     def loop_header_serial(self, var, count_expr, first=0):
-        kind = self.pick(['pipelined', 'serial', 'for', 'pipelined_s'], [35, 20, 25, 20])
-        if first:
+        kind = self.pick(['pipelined', 'serial', 'for', 'pipelined_s', 'range'], [30, 18, 22, 18, 12])
+        if first or kind == 'range':
             kind = self.pick(['pipelined_range', 'serial_range', 'for'])
         st = self.r.randint(1, 4)
+        if self.chance(0.4):
+            # The first iteration as a kernel parameter (known only at run time).
+            name = 'first_%s' % var
+            self.scalars[name] = ('i32', first)
+            first = name
+        if kind == 'for':
+            return 'for (int %s = %s; %s < %s; ++%s)' % (var, first, var, count_expr, var)
         if kind == 'pipelined':
             return 'for (int %s : T::pipelined(%s))' % (var, count_expr)
         if kind == 'pipelined_s':
             return 'for (int %s : T::pipelined(%s, T::stages(%d)))' % (var, count_expr, st)
         if kind == 'pipelined_range':
-            return 'for (int %s : T::pipelined(%d, %s, T::stages(%d)))' % (var, first, count_expr, st)
+            return 'for (int %s : T::pipelined(%s, %s, T::stages(%d)))' % (var, first, count_expr, st)
         if kind == 'serial':
             return 'for (int %s : T::serial(%s))' % (var, count_expr)
         if kind == 'serial_range':
-            return 'for (int %s : T::serial(%d, %s))' % (var, first, count_expr)
-        return 'for (int %s = %d; %s < %s; ++%s)' % (var, first, var, count_expr, var)
+            return 'for (int %s : T::serial(%s, %s))' % (var, first, count_expr)
 
     def freeze(self, on):
         """Buffers defined before a loop are read-only inside it (their ranges must not grow
@@ -1325,7 +1478,7 @@ class Gen:
             if TY[src.ty].kind in 'fx' and self.update_stat(body, st, src):
                 mags[st.name] = max(abs(src.lo), abs(src.hi))
         # Per-chunk outputs.
-        sinks = [b for b in self.bufs[before:] if b.defined and not b.used and not b.acc]
+        sinks = [b for b in self.bufs[before:] if b.defined and not b.used and not b.acc and self.plain(b)]
         for b in sinks[:3]:
             self.store(body, b)
         self.emit(ctx, '}', '}')
@@ -1482,6 +1635,8 @@ class Gen:
             return s
         self.sizes = {'M': dim_size(self.BM), 'N': dim_size(self.BN), 'K': dim_size(self.BK),
                       'B': r.randint(1, 3)}
+        if self.chance(0.03):
+            self.sizes[self.pick('MNK')] = 0  # empty tensors: no blocks, or no k tiles
         while self.sizes['M'] * self.sizes['N'] * self.sizes['B'] > 40000:
             self.sizes['M'] = max(1, self.sizes['M'] // 2)
             self.sizes['N'] = max(1, self.sizes['N'] // 2)
@@ -1511,6 +1666,12 @@ class Gen:
         else:
             self.bvar = None
         self.scalars = {'alpha': ('f32', self.pick([0.5, 1.25, -0.75, 2.0, 0.1]))}
+        if self.chance(0.3):
+            self.scalars['ip'] = ('i32', self.r.randint(-20, 20))
+        if self.chance(0.15):
+            self.scalars['dp'] = ('f64', self.pick([0.3, -1.5, 2.25]))
+        if self.chance(0.1):
+            self.scalars['cp'] = ('i8', self.r.randint(-100, 100))
         shapes = [(('m', 'n'), 50), (('m',), 14), (('n',), 10), (('1',), 3), (('n', 'm'), 5)]
         ctx = Ctx(origin, shapes, 1)
         # Prologue: a few loads, then random ops.
@@ -1527,11 +1688,19 @@ class Gen:
                 self.chunk_loop(ctx, [])  # a second pass that reads the statistics
             self.random_ops(ctx, r.randint(0, 2))
         # Stores: every buffer nobody read, at most four.
-        sinks = [b for b in self.bufs if b.defined and not b.used]
+        sinks = [b for b in self.bufs if b.defined and not b.used and self.plain(b)]
         if not sinks:
-            sinks = [b for b in self.bufs if b.defined][-1:]
+            sinks = [b for b in self.bufs if b.defined and self.plain(b)][-1:]
         for b in sinks[-6:]:
-            self.store(ctx, b)
+            if self.chance(0.12):
+                # Only some blocks store: the others' part of the output stays poisoned.
+                bv = self.pick(self.bvars)
+                cond = '%s %% 2 == %d' % (bv, self.r.randint(0, 1))
+                self.emit(ctx, 'if (%s) {' % cond, 'if (%s) {' % cond)
+                self.store(ctx.inner(), b)
+                self.emit(ctx, '}', '}')
+            else:
+                self.store(ctx, b)
 
     # Emission ---------------------------------------------------------------------------
 
@@ -1557,6 +1726,9 @@ class Gen:
             else:
                 params.append('int %s' % D)
                 size_params.append('k%s' % D)
+        for h in self.helpers:
+            if h:
+                w(h)
         w('[[tile::kernel]] void kernel(%s) {' % ', '.join(params))
         for line in size_lines:
             w(line)
@@ -1564,6 +1736,8 @@ class Gen:
         w('  auto [%s] = T::grid(%s, T::threads(%d));' % (bind, ', '.join(self.grid_text), self.threads))
         for b in self.bufs:
             w('  T::%s<%s, %s> %s;' % (b.scope, TY[b.ty].cpp, self.shape_str(b.dims), b.name))
+        for l in self.lambdas:
+            w('  ' + l)
         for line in self.k:
             w(line)
         w('}')
@@ -1595,7 +1769,7 @@ class Gen:
             dims = '{%s}' % ', '.join('k%s' % D for D in t.dims)
             st = 'fz::Tensor<%s, %d>' % (TY[t.ty].cpp, len(t.dims))
             fill = '1' if t.ty == 'bool' and t.role == 'in' else 'fz::poison<%s::S>()' % st
-            w('  %s %s(%s, %d, %s);' % (st, t.name, dims, t.layout, fill))
+            w('  %s %s(%s, %d, %s, %d);' % (st, t.name, dims, t.layout, fill, t.offset))
             if t.role == 'in':
                 w('  auto %s_v = fz::fill_input(%s, rng, %r, %r);' % (t.name, t.name, t.lo, t.hi))
             elif t.kind != 'store':
