@@ -72,6 +72,13 @@ inline const Fmt B1{Fmt::Bool, 0, 0, 0, false, 0, 1};
 /// Long double itself: exact products of the operands of gemm.
 inline const Fmt LD{Fmt::Float, 64, -16382, 0x1.fffffffffffffffep16383L};
 
+/// m (0 <= m < 2^63) rounded to an integer, to nearest even: adding 2^63 leaves no
+/// fraction bits in long double's 64-bit significand (nearbyintl is much slower).
+inline long double rne_int(long double m) {
+  volatile long double t = m + 0x1p63L;
+  return t - 0x1p63L;
+}
+
 /// x rounded to f: mode -1 toward -infinity, 0 to nearest even, +1 toward +infinity.
 inline long double round_to(long double x, const Fmt &f, int mode) {
   if (f.kind != Fmt::Float || x == 0 || std::isnan(x) || std::isinf(x))
@@ -84,7 +91,11 @@ inline long double round_to(long double x, const Fmt &f, int mode) {
   const long double m = a / q; // exact: a power-of-two scaling
   // The rounding direction for the magnitude.
   const int away = x < 0 ? -mode : mode;
-  long double r = mode == 0 ? std::nearbyint(m) : away > 0 ? std::ceil(m) : std::floor(m);
+  long double r = rne_int(m);
+  if (mode != 0 && away > 0 && r < m)
+    r += 1;
+  else if (mode != 0 && away <= 0 && r > m)
+    r -= 1;
   r *= q;
   if (r > f.max) {
     if (mode == 0 || away > 0)
@@ -123,17 +134,27 @@ inline long double add_dir(long double a, long double b, int dir) {
   const long double bb = s - a, err = (a - (s - bb)) + (b - bb);
   return step(s, err, dir);
 }
+/// The rounding error of a * b (Dekker's product with Veltkamp's split at 32 bits: exact for
+/// long double's 64-bit significand, without the slow software fmal).
+inline long double prod_err(long double a, long double b, long double p) {
+  const long double c = 4294967297.0L; // 2^32 + 1
+  long double t = c * a;
+  const long double ah = t - (t - a), al = a - ah;
+  t = c * b;
+  const long double bh = t - (t - b), bl = b - bh;
+  return ((ah * bh - p) + ah * bl + al * bh) + al * bl;
+}
 inline long double mul_dir(long double a, long double b, int dir) {
   const long double p = a * b;
-  if (!std::isfinite(p))
-    return p;
-  return step(p, std::fma(a, b, -p), dir);
+  if (!std::isfinite(p) || std::fabs(p) < 0x1p-16000L)
+    return p == 0 && a != 0 && b != 0 ? (dir < 0 ? -0x1p-16000L : 0x1p-16000L) : p;
+  return step(p, prod_err(a, b, p), dir);
 }
 inline long double div_dir(long double a, long double b, int dir) {
   const long double q = a / b;
-  if (!std::isfinite(q))
+  if (!std::isfinite(q) || q == 0)
     return q;
-  const long double r = std::fma(-q, b, a); // a - q b, exact
+  const long double p = q * b, r = (a - p) - prod_err(q, b, p); // the sign of a - q b
   return step(q, b > 0 ? r : -r, dir);
 }
 

@@ -173,8 +173,12 @@ class Ctx:
 
 
 class Gen:
-    def __init__(self, seed):
+    def __init__(self, seed, skip=(), over=None):
+        """skip: steps (ops, loops, stores) to leave out; over: sizes and tile shapes to force
+        (M, N, K, B, BM, BN, BK, threads). Both for minimizing a failing program."""
         self.seed = seed
+        self.skip, self.over = set(skip), dict(over or {})
+        self.nstep = 0
         self.r = random.Random(seed * 7919 + 17)
         self.k = []  # kernel body lines
         self.ref = []  # reference lines (inside the block loops)
@@ -191,6 +195,14 @@ class Gen:
         self.generate()
 
     # --- helpers ------------------------------------------------------------------------
+
+    def step(self):
+        """Starts a step of the program with a random stream of its own, so that leaving a
+        step out changes the others as little as possible. True if the step is skipped."""
+        n = self.nstep
+        self.nstep += 1
+        self.r = random.Random('%d:%d' % (self.seed, n))
+        return n in self.skip
 
     def pick(self, items, weights=None):
         return self.r.choices(items, weights=weights)[0]
@@ -1013,10 +1025,9 @@ class Gen:
                                                       ('' if self.chance(0.5) else ', false')))
         other = [q for q in range(len(src.dims)) if q != dim]
         k = ctx.indent
-        if other:
-            q = other[0]
-            self.emit(k, None, 'for (int o = 0; o < %s; ++o) {' % self.extname(src.dims[q]))
-            k += 1
+        # A scope of its own (rank 1: a loop of one trip), for s.
+        self.emit(k, None, 'for (int o = 0; o < %s; ++o) {' % (self.extname(src.dims[other[0]]) if other else '1'))
+        k += 1
         self.emit(k, None, 'fz::Sum s;')
         self.emit(k, None, 'for (int t = 0; t < %d; ++t) {' % n)
         pos = '%d - 1 - t' % n if rev else 't'
@@ -1026,8 +1037,7 @@ class Gen:
         self.emit(k + 1, None, '%s_r[%s] = fz::cvt(fz::sum_result(s, %s, s.n - 1), %s);' % (
             dst.name, fl, TY[at].fmt, TY[dst.ty].fmt))
         self.emit(k, None, '}')
-        if other:
-            self.emit(k - 1, None, '}')
+        self.emit(k - 1, None, '}')
         src.used = True
         self.def_buf(dst, *widen(lo, hi, dst.ty), exact=src.exact and TY[dst.ty].kind == 'i')
         return dst
@@ -1256,6 +1266,8 @@ class Gen:
         ops = ['load', 'elementwise', 'reduce', 'cumsum', 'copy', 'fill', 'scan', 'branch', 'table', 'subtile']
         w = [14, 40, 18, 6, 8, 4, 4, 4, 2, 4]
         for _ in range(count):
+            if self.step():
+                continue
             op = self.pick(ops, w)
             fn = {'load': self.op_load, 'elementwise': self.op_elementwise, 'reduce': self.op_reduce,
                   'cumsum': self.op_cumsum, 'copy': self.op_copy, 'fill': self.op_fill, 'scan': self.op_scan_loop,
@@ -1468,9 +1480,10 @@ class Gen:
         for st in stats:
             st.frozen, st.acc = False, True
         saved = {st.name: (st.lo, st.hi) for st in stats}
+        nops = self.r.randint(1, 4)
         self.emit(ctx, self.loop_header_serial('c', 'T::ceildiv(N, BN)') + ' {', 'for (int c = 0; c < %d; ++c) {' % iters)
         x = self.op_load(body, ('m', 'n'))
-        self.random_ops(body, self.r.randint(1, 4))
+        self.random_ops(body, nops)
         mags = {}
         for st in stats:
             cands = [b for b in self.bufs[before:] if b.defined and b.dims == ('m', 'n') and TY[b.ty].kind in 'fx']
@@ -1624,6 +1637,8 @@ class Gen:
             self.BK = 8
         self.threads = self.pick([32, 64, 96, 128, 160, 192, 256, 384, 512, 40, 50, 100, 200, 300],
                                  [8, 10, 6, 20, 4, 4, 10, 3, 4, 2, 2, 2, 2, 2])
+        self.BM, self.BN, self.BK = self.over.get('BM', self.BM), self.over.get('BN', self.BN), self.over.get('BK', self.BK)
+        self.threads = self.over.get('threads', self.threads)
 
         def dim_size(tile):
             # Sizes that divide no tile (mostly), from one element to a few tiles.
@@ -1642,6 +1657,8 @@ class Gen:
             self.sizes['N'] = max(1, self.sizes['N'] // 2)
         while self.sizes['K'] * (self.sizes['M'] + self.sizes['N']) > 60000:
             self.sizes['K'] = max(1, self.sizes['K'] // 2)
+        for D in 'MNKB':
+            self.sizes[D] = self.over.get(D, self.sizes[D])
         M, N, B = self.sizes['M'], self.sizes['N'], self.sizes['B']
         extra = lambda: self.pick([0, 0, 0, 0, 0, 0, 1, 2])
         if self.mode == '2d':
@@ -1674,24 +1691,34 @@ class Gen:
             self.scalars['cp'] = ('i8', self.r.randint(-100, 100))
         shapes = [(('m', 'n'), 50), (('m',), 14), (('n',), 10), (('1',), 3), (('n', 'm'), 5)]
         ctx = Ctx(origin, shapes, 1)
+        # The plan, drawn before the steps.
+        n_loads, n_ops, n_after = r.randint(1, 3), r.randint(1, 5), r.randint(0, 3)
+        loop = 'k' if self.mode == '2d' and self.chance(0.45) else \
+            'chunks' if self.mode == 'rows' and self.chance(0.6) else None
+        n_stats, second_pass = r.randint(1, 2), self.chance(0.5)
         # Prologue: a few loads, then random ops.
-        for _ in range(r.randint(1, 3)):
-            self.op_load(ctx, ('m', 'n') if self.chance(0.7) else None)
-        self.random_ops(ctx, r.randint(1, 5))
-        if self.mode == '2d' and self.chance(0.45):
-            self.k_loop(ctx)
-            self.random_ops(ctx, r.randint(0, 3))
-        elif self.mode == 'rows' and self.chance(0.6):
-            stats = [self.new_stat(ctx) for _ in range(r.randint(1, 2))]
-            self.chunk_loop(ctx, stats)
-            if self.chance(0.5):
+        for _ in range(n_loads):
+            if not self.step():
+                self.op_load(ctx, ('m', 'n') if self.chance(0.7) else None)
+        self.random_ops(ctx, n_ops)
+        if loop == 'k':
+            if not self.step():
+                self.k_loop(ctx)
+            self.random_ops(ctx, n_after)
+        elif loop == 'chunks':
+            if not self.step():
+                stats = [self.new_stat(ctx) for _ in range(n_stats)]
+                self.chunk_loop(ctx, stats)
+            if second_pass and not self.step():
                 self.chunk_loop(ctx, [])  # a second pass that reads the statistics
-            self.random_ops(ctx, r.randint(0, 2))
-        # Stores: every buffer nobody read, at most four.
+            self.random_ops(ctx, min(n_after, 2))
+        # Stores: every buffer nobody read, at most six.
         sinks = [b for b in self.bufs if b.defined and not b.used and self.plain(b)]
         if not sinks:
             sinks = [b for b in self.bufs if b.defined and self.plain(b)][-1:]
         for b in sinks[-6:]:
+            if self.step():
+                continue
             if self.chance(0.12):
                 # Only some blocks store: the others' part of the output stays poisoned.
                 bv = self.pick(self.bvars)
@@ -1816,11 +1843,11 @@ namespace T = tile;
 '''
 
 
-def program(seed):
-    return Gen(seed).source('p%d' % seed)
+def program(seed, skip=(), over=None):
+    return Gen(seed, skip, over).source('p%d' % seed)
 
 
-def translation_unit(seeds, inline_header=False):
+def translation_unit(seeds, inline_header=False, skip=(), over=None):
     out = []
     if inline_header:
         h = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'fuzz.h')).read()
@@ -1831,7 +1858,7 @@ def translation_unit(seeds, inline_header=False):
     else:
         out.append(HEADER)
     for s in seeds:
-        out.append(program(s))
+        out.append(program(s, skip, over))
     out.append('int main(int argc, char **argv) {')
     out.append('  struct P { unsigned long long seed; void (*run)(unsigned long long); };')
     out.append('  static const P progs[] = {%s};' % ', '.join('{%dull, p%d::run}' % (s, s) for s in seeds))
@@ -1866,10 +1893,16 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('--seed', type=int, help='one program, with fuzz.h inlined (a standalone reproducer)')
     ap.add_argument('--seeds', help='a batch: 1-40 or 3,5,9')
+    ap.add_argument('--skip', default='', help='steps to leave out (minimize.py): 3,7')
+    ap.add_argument('--set', default='', help='sizes and tiles to force (minimize.py): M=5,BN=16')
     ap.add_argument('-o', '--output', help='output file (default stdout)')
     a = ap.parse_args()
     if a.seed is not None:
-        text = translation_unit([a.seed], inline_header=True)
+        skip = [int(x) for x in a.skip.split(',') if x]
+        over = {k: int(v) for k, v in (x.split('=') for x in a.set.split(',') if x)}
+        text = translation_unit([a.seed], inline_header=True, skip=skip, over=over)
+        if skip or over:
+            text = '// gen.py --seed %d --skip %s --set %s\n' % (a.seed, a.skip, a.set) + text
     else:
         text = translation_unit(parse_seeds(a.seeds or '1-10'))
     if a.output:

@@ -8,7 +8,11 @@ standalone reproducer in WORK/repro/seed_N.cpp (gen.py --seed N).
 
   run.py --seeds 1-96                          # what ctest runs
   run.py --seeds 1000-20000 --minutes 60       # a long run; stops starting batches after 60 min
-  run.py --seeds 1-200 --build-only --targets cpu,cuda --work build/gpu/fuzz   # GPU batch
+  run.py --seeds 1-160 --gpu-dir build/gpu/fuzz      # the GPU batch (cmake target gpu-fuzz)
+
+With --gpu-dir the batches are compiled for the CPU and CUDA (sm_90a; device code compressed
+so that the folder stays small), and the folder receives the binaries (bin/fuzz-*, each with
+its list of seeds), the runtime library and run_gpu.sh, which runs them on a GPU machine.
 """
 
 import argparse
@@ -67,6 +71,8 @@ class Runner:
         cmd = [self.a.tile_cxx, '-O2', '-Wno-parentheses-equality', '-I', HERE,
                '-fplugin-arg-tile-targets=' + self.a.targets, '-fplugin-arg-tile-cache=' + os.path.join(d, 'cache'),
                src, '-o', exe]
+        if self.a.nvcc:
+            cmd.insert(1, '-fplugin-arg-tile-nvcc=' + self.a.nvcc)
         try:
             p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors='replace',
                                timeout=self.a.compile_timeout)
@@ -155,6 +161,16 @@ class Runner:
         t0 = time.time()
         built = self.build(seeds, d, 'fuzz')
         t1 = time.time()
+        if self.a.gpu_dir:
+            bindir = os.path.join(self.a.gpu_dir, 'bin')
+            for exe, s in built:
+                name = 'fuzz-%d-%d' % (s[0], s[-1])
+                shutil.copy(exe, os.path.join(bindir, name))
+                with open(os.path.join(bindir, name + '.seeds'), 'w') as f:
+                    f.write(' '.join(str(x) for x in s) + '\n')
+            shutil.rmtree(d, ignore_errors=True)
+            log('batch %d-%d: built in %.0f s' % (seeds[0], seeds[-1], t1 - t0))
+            return
         if self.a.build_only:
             return
         for exe, s in built:
@@ -180,13 +196,36 @@ def main():
     ap.add_argument('--work', default='build/fuzz', help='where batches, results.txt and repro/ go')
     ap.add_argument('--tile-cxx', default=os.path.join(HERE, '..', '..', 'build', 'bin', 'tile-c++'))
     ap.add_argument('--targets', default='cpu')
-    ap.add_argument('--build-only', action='store_true', help='compile the batches and keep them (GPU runs)')
+    ap.add_argument('--build-only', action='store_true', help='compile the batches and keep them')
+    ap.add_argument('--gpu-dir', help='build a GPU batch into this folder (see above)')
+    ap.add_argument('--nvcc', help='device compiler (tile\'s nvcc= option)')
+    ap.add_argument('--fresh', action='store_true', help='start a new results.txt and repro/ in WORK')
     ap.add_argument('--keep', action='store_true', help='keep the batch folders')
     ap.add_argument('--compile-timeout', type=int, default=1200)
     ap.add_argument('--run-timeout', type=int, default=300)
     a = ap.parse_args()
     if a.build_only:
         a.keep = True
+    if a.fresh:
+        shutil.rmtree(os.path.abspath(a.work), ignore_errors=True)
+    if a.gpu_dir:
+        a.gpu_dir = os.path.abspath(a.gpu_dir)
+        a.targets = 'cpu,cuda:sm_90a' if a.targets == 'cpu' else a.targets
+        shutil.rmtree(a.gpu_dir, ignore_errors=True)
+        os.makedirs(os.path.join(a.gpu_dir, 'bin'))
+        os.makedirs(os.path.join(a.gpu_dir, 'lib'))
+        if not a.nvcc:
+            # nvcc with compressed device code (the driver decompresses it when loading).
+            real = shutil.which('nvcc') or '/usr/local/cuda/bin/nvcc'
+            a.nvcc = os.path.join(a.gpu_dir, 'nvcc-compress.sh')
+            with open(a.nvcc, 'w') as f:
+                f.write('#!/bin/sh\nexec %s -Xfatbin=-compress-all "$@"\n' % real)
+            os.chmod(a.nvcc, 0o755)
+        libdir = os.path.join(os.path.dirname(os.path.abspath(a.tile_cxx)), '..', 'lib')
+        for f in os.listdir(libdir):
+            if f.startswith('libtile_runtime.so'):
+                shutil.copy(os.path.join(libdir, f), os.path.join(a.gpu_dir, 'lib'))
+        shutil.copy(os.path.join(HERE, 'run_gpu.sh'), a.gpu_dir)
     seeds = gen.parse_seeds(a.seeds)
     batches = [seeds[i:i + a.batch] for i in range(0, len(seeds), a.batch)]
     r = Runner(a)
@@ -203,8 +242,13 @@ def main():
         ran = list(ex.map(work, batches))
     skipped = sum(len(b) for b, x in zip(batches, ran) if not x)
     mins = (time.time() - t0) / 60
-    if a.build_only:
-        print('built %d batches in %s (%.1f min)' % (sum(ran), r.work, mins))
+    if a.build_only or a.gpu_dir:
+        if a.gpu_dir and a.nvcc.endswith('nvcc-compress.sh'):
+            os.remove(a.nvcc)
+        print('built %d batches in %s (%.1f min)%s' % (sum(ran), a.gpu_dir or r.work, mins,
+                                                        ', %d programs did not compile' % len(r.fails) if r.fails else ''))
+        for s, why in sorted(r.fails):
+            print('  FAIL %d: %s' % (s, why[:300]))
         return 0 if not r.fails else 1
     print('fuzz: %d kernels, %d passed, %d failed, %.1f min%s' % (
         r.kernels, r.passed, r.failed, mins, ', %d seeds not reached' % skipped if skipped else ''))
