@@ -230,6 +230,8 @@ def main():
     batches = [seeds[i:i + a.batch] for i in range(0, len(seeds), a.batch)]
     r = Runner(a)
     t0 = time.time()
+    r.results.write('# %s: run.py %s\n' % (time.strftime('%Y-%m-%d %H:%M:%S'), ' '.join(sys.argv[1:])))
+    r.results.flush()
     deadline = t0 + a.minutes * 60 if a.minutes else None
 
     def work(b):
@@ -250,8 +252,11 @@ def main():
         for s, why in sorted(r.fails):
             print('  FAIL %d: %s' % (s, why[:300]))
         return 0 if not r.fails else 1
-    print('fuzz: %d kernels, %d passed, %d failed, %.1f min%s' % (
-        r.kernels, r.passed, r.failed, mins, ', %d seeds not reached' % skipped if skipped else ''))
+    summary = 'fuzz: %d kernels, %d passed, %d failed, %.1f min%s' % (
+        r.kernels, r.passed, r.failed, mins, ', %d seeds not reached' % skipped if skipped else '')
+    r.results.write('# %s: %s\n' % (time.strftime('%Y-%m-%d %H:%M:%S'), summary))
+    r.results.close()
+    print(summary)
     for s, why in sorted(r.fails):
         print('  FAIL %d: %s' % (s, why[:300]))
     return 1 if r.failed else 0
