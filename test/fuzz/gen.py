@@ -189,6 +189,7 @@ class Gen:
         self.tables = []  # local tables filled by unrolled scalar loops: read at constant indices
         self.annotations = []
         self.helpers = []  # [[tile::macro]] functions (None for lambdas)
+        self.block_scalars = []  # scalars declared at the kernel's top level
         self.lambdas = []
         self.nbuf = 0
         self.ntmp = 0
@@ -418,7 +419,7 @@ class Gen:
 
     def leaf(self, env):
         kinds = ['buf', 'const', 'index', 'scalar', 'tensor']
-        w = [60 if env.reads else 0, 18, 8, 6 if self.scalars or env.temps else 0, 5 if env.tensor_reads else 0]
+        w = [60 if env.reads else 0, 18, 8 if env.index_leaves else 0, 6, 5 if env.tensor_reads else 0]
         k = self.pick(kinds, w)
         if k == 'buf':
             e = self.pick(env.reads, [1 if e.buf.used else 3 for e in env.reads])
@@ -427,8 +428,9 @@ class Gen:
         if k == 'index':
             return self.pick(env.index_leaves)
         if k == 'scalar':
-            opts = env.temps + [Ex(n, 'fz::val((long double)%s)' % self.scalar_value(n), t, v, v, TY[t].kind == 'i')
-                                for n, (t, v) in self.scalars.items()]
+            opts = env.temps + self.block_scalars + \
+                [Ex(n, 'fz::val((long double)%s)' % self.scalar_value(n), t, v, v, TY[t].kind == 'i')
+                 for n, (t, v) in self.scalars.items()]
             for tb in self.tables:
                 if tb.defined:
                     c = self.r.randint(0, self.ext(tb.dims[0]) - 1)
@@ -759,6 +761,8 @@ class Gen:
             if d == '1':
                 continue
             env.index_leaves.append(Ex(vs[n], 'fz::val(%s)' % vs[n], 'i32', 0, self.ext(d) - 1, True))
+            if d not in ctx.origin:
+                continue  # a dimension of its own: no global index
             o = ctx.origin[d]
             top = self.size(d.upper()) + 3 * self.ext(d)
             env.index_leaves.append(Ex('(%s + %s)' % (o, vs[n]), 'fz::val((%s) + %s)' % (o, vs[n]), 'i32', 0, top, True))
@@ -1262,16 +1266,60 @@ class Gen:
         p.used = False
         return p
 
+    def op_scalar(self, ctx):
+        """A per-thread scalar of the block, outside parallel loops: block indices, parameters,
+        tables and elements of shared buffers at constant indices (read after the parallel
+        loops that wrote them)."""
+        if ctx.indent != 1:
+            return None  # declared at the kernel's top level only: it stays in scope
+        env = Gen.Env()
+        env.reads, env.temps, env.tensor_reads = [], [], []
+        env.index_leaves = [Ex(v, 'fz::val(%s)' % v, 'i32', 0, g, True) for v, g in zip(self.bvars, self.grid)]
+        for b in self.bufs:
+            if b.defined and b.scope == 'shared' and self.plain(b) and not b.acc and TY[b.ty].kind != 'b':
+                idx = [str(self.r.randint(0, self.ext(d) - 1)) for d in b.dims]
+                e = Ex('%s(%s)' % (b.name, ', '.join(idx)), '%s_r[%s]' % (b.name, self.flat(b.dims, idx)), b.ty,
+                       b.lo, b.hi, b.exact)
+                e.buf = b
+                env.reads.append(e)
+        if not env.reads and self.chance(0.7):
+            return None
+        e = self.expr(env, 2)
+        t = 'f32' if TY[e.ty].kind in 'xb' else promote(e.ty)
+        if not fits(t, e.lo, e.hi):
+            return None
+        name = 's%d' % len(self.block_scalars)
+        self.emit(ctx, '%s %s = %s;' % (TY[t].cpp, name, e.k), 'fz::I %s = fz::cvt(%s, %s);' % (
+            name, e.conv(arith(e.ty)), TY[t].fmt))
+        lo, hi = (math.trunc(e.lo), math.trunc(e.hi)) if TY[t].kind == 'i' else (e.lo, e.hi)
+        self.block_scalars.append(Ex(name, name, t, lo, hi, e.exact and TY[t].kind == 'i'))
+        return None
+
+    def op_stack(self, ctx):
+        """A rank-3 tile [u, ...] written by a parallel loop of three extents (reading tiles
+        of the other two dims broadcast along u), reduced along u."""
+        dims = self.pick([s for s in ctx.shapes if len(s) == 2] or [('m', 'n')])
+        u = self.custom_dim(self.pick([1, 2, 3, 4]))
+        if self.numel((u,) + dims) > 8192:
+            return None
+        st = self.op_elementwise(ctx, (u,) + tuple(dims), None)
+        if st is None:
+            return None
+        st.used = False
+        return self.op_reduce(ctx, st, None, 0)
+
     def random_ops(self, ctx, count):
-        ops = ['load', 'elementwise', 'reduce', 'cumsum', 'copy', 'fill', 'scan', 'branch', 'table', 'subtile']
-        w = [14, 40, 18, 6, 8, 4, 4, 4, 2, 4]
+        ops = ['load', 'elementwise', 'reduce', 'cumsum', 'copy', 'fill', 'scan', 'branch', 'table', 'subtile', 'stack',
+               'scalar']
+        w = [14, 40, 18, 6, 8, 4, 4, 4, 2, 4, 3, 3]
         for _ in range(count):
             if self.step():
                 continue
             op = self.pick(ops, w)
             fn = {'load': self.op_load, 'elementwise': self.op_elementwise, 'reduce': self.op_reduce,
                   'cumsum': self.op_cumsum, 'copy': self.op_copy, 'fill': self.op_fill, 'scan': self.op_scan_loop,
-                  'branch': self.op_branch, 'table': self.op_table, 'subtile': self.op_subtile}[op]
+                  'branch': self.op_branch, 'table': self.op_table, 'subtile': self.op_subtile,
+                  'stack': self.op_stack, 'scalar': self.op_scalar}[op]
             fn(ctx)
 
     # Loops ------------------------------------------------------------------------------
