@@ -326,9 +326,11 @@ class Gen:
         self.tensors.append(t)
         return t
 
-    def region(self, ctx, t, tile_dims, fixed=None):
+    def region(self, ctx, t, tile_dims, fixed=None, shift=False):
         """Kernel text of t.at(...) for a tile of tile_dims at ctx's origins, and per tensor
-        dim the reference index text as a function of the tile's loop variables."""
+        dim the reference index text as a function of the tile's loop variables. With shift,
+        some corners move by a few elements (also before the tensor's start: those elements
+        read as 0, and writes to them are dropped)."""
         tile_dims = [d for d in tile_dims]
         args, ridx = [], []
         pos = {}
@@ -339,6 +341,9 @@ class Gen:
         for D in t.dims:
             if D in pos:
                 o = ctx.origin[D.lower()]
+                if shift and self.chance(0.4):
+                    c = self.pick([-3, -2, -1, 1, 2])
+                    o = '%s %s %d' % (o, '-' if c < 0 else '+', abs(c))
                 args.append('T::slice(%s)' % o if use_slice else o)
                 ridx.append(('tile', pos[D], o))
             elif D == 'B':
@@ -403,7 +408,7 @@ class Gen:
                 bt = tensor.ty
             buf = self.new_buf(self.rand_scope(dims), bt, dims)
         lo, hi = min(tensor.lo, 0.0), max(tensor.hi, 0.0)
-        at, ridx = self.region(ctx, tensor, dims)
+        at, ridx = self.region(ctx, tensor, dims, shift=self.chance(0.15))
         self.emit(ctx, 'T::copy(%s, %s);' % (at, buf.name))
 
         def body(vs):
@@ -1620,7 +1625,7 @@ class Gen:
         form = self.pick(['region', 'elements'], [70, 30])
         ref_pre = [None]  # a conversion to float first (element stores of double into extended floats)
         vs = ['i%d' % n for n in range(len(dims))]
-        at, ridx = self.region(ctx, Y, dims)
+        at, ridx = self.region(ctx, Y, dims, shift=form == 'region' and self.chance(0.15))
         tv = vs
         if form == 'region':
             if kind == 'store':
