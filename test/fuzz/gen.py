@@ -901,6 +901,14 @@ class Gen:
             lo, hi, exact = e1.lo, e1.hi, e1.exact
         if TY[dst.ty].kind == 'i':
             lo, hi = math.trunc(lo), math.trunc(hi)
+        if TY[dst.ty].kind in 'fxi' and self.chance(0.1):
+            # The generator's own static range of the element, checked in the kernel.
+            # Margin: rounding to the element type (half an ulp, or a subnormal step).
+            p = TY[dst.ty].p or 60
+            tiny = {'e4m3': 2.0**-9, 'e5m2': 2.0**-16, 'f16': 2.0**-24}.get(dst.ty, 0.0)
+            m = max(abs(lo), abs(hi)) * 2.0**(1 - p) + tiny + 1e-300
+            lines.append('T::device_assert(%s >= %r && %s <= %r, "static range of %s");' % (
+                el, lo - m, el, hi + m, dst.name))
         if dst.defined and dst in [b for b in self.bufs]:
             pass
         self.emit(ctx, self.loop_header(dims, vs) + ' {')
@@ -954,8 +962,10 @@ class Gen:
                 lo, hi = lo + min(dst.lo, 0), hi + max(dst.hi, 0)
             elif kind == 'abssum':
                 lo, hi = min(dst.lo, 0), hi + max(dst.hi, 0)
-            else:
-                lo, hi = min(lo, dst.lo), max(hi, dst.hi)
+            elif kind == 'min':
+                lo, hi = min(lo, dst.lo), min(hi, dst.hi)
+            else:  # max, absmax: max(dst, terms)
+                lo, hi = max(lo, dst.lo), max(hi, dst.hi)
         at_lo, at_hi = lo, hi
         if dst is None:
             t = self.fit_ty(lo, hi, TY[src.ty].kind == 'i',
@@ -1390,18 +1400,37 @@ class Gen:
         return r is not None
 
     def stat_range(self, st, terms, m):
-        """The range of a row accumulator after `terms` terms of magnitude at most m."""
+        """The range of a row accumulator after `terms` (>= 1) terms of magnitude at most m."""
         if st.rkind in ('sum', 'abssum'):
             t = terms * m + max(abs(st.lo), abs(st.hi)) + 1
             return -t, t
-        return min(st.lo, -m), max(st.hi, m)
+        if st.rkind == 'max':
+            return max(st.lo, -m), max(st.hi, m)
+        return min(st.lo, -m), min(st.hi, m)
+
+    def infinite_start(self, st):
+        """Once a max (min) accumulator surely gets a term, it may start at -infinity or
+        lowest (+infinity): its fill, written before the loop, is changed here."""
+        if st.rkind not in ('max', 'min') or not self.chance(0.5):
+            return
+        c = TY[st.ty].cpp
+        if st.rkind == 'max':
+            k, r = self.pick([('-T::infinity<%s>()' % c, '-INFINITY'),
+                              ('T::lowest<%s>()' % c, '-(long double)%s_MAX' % ('FLT' if st.ty == 'f32' else 'DBL'))])
+        else:
+            k, r = 'T::infinity<%s>()' % c, 'INFINITY'
+        ki, ri = st.init_at
+        self.k[ki] = self.k[ki].replace(st.init_text[0], k)
+        self.ref[ri] = self.ref[ri].replace(st.init_text[1], 'fz::val(%s)' % r)
 
     def new_stat(self, ctx):
         st = self.new_buf(self.rand_scope(('m',), allow_local=False), self.pick(['f32', 'f32', 'f64']), ('m',))
         st.rkind = self.pick(['sum', 'max', 'min', 'abssum'])
         init = {'sum': 0, 'abssum': 0, 'max': -1000, 'min': 1000}[st.rkind]
-        self.emit(ctx, 'T::fill(%s, %s);' % (st.name, flit(init) if st.ty == 'f32' else repr(float(init))),
-                  'for (int e = 0; e < BM; ++e) %s_r[e] = fz::val(%d);' % (st.name, init))
+        st.init_at = (len(self.k), len(self.ref))
+        st.init_text = (flit(init) if st.ty == 'f32' else repr(float(init)), 'fz::val(%d)' % init)
+        self.emit(ctx, 'T::fill(%s, %s);' % (st.name, st.init_text[0]),
+                  'for (int e = 0; e < BM; ++e) %s_r[e] = %s;' % (st.name, st.init_text[1]))
         self.def_buf(st, init, init)
         return st
 
@@ -1498,9 +1527,10 @@ class Gen:
                     self.emit(c, None, 'for (int v0 = 0; v0 < BM; ++v0) for (int v1 = 0; v1 < BK; ++v1) '
                               '%s_r[(v0) * BK + v1] = fz::cvt(%s_r[(v1) * BM + v0], fz::F32);' % (src.name, As.name))
                     self.def_buf(src, As.lo, As.hi)
-                self.update_stat(c, st, src)
+                updated.append(self.update_stat(c, st, src))
 
         k0 = 0
+        updated = []
         if peel:
             # The first k tile outside the loop, with clear_accum.
             self.emit(ctx, None, '{ const int k = 0; (void)k;')
@@ -1521,7 +1551,16 @@ class Gen:
             self.def_buf(acc, -m, m)
         if st is not None:
             st.acc = False
-            st.lo, st.hi = self.stat_range(st, self.sizes['K'] + self.BK, am)
+            runs = (1 if peel else 0) + max(iters - k0, 0)
+            if runs and any(updated):
+                # max / min: every update is a term (peeled first tile or loop iterations).
+                if all(updated) or st.rkind in ('sum', 'abssum'):
+                    st.lo, st.hi = self.stat_range(st, self.sizes['K'] + self.BK, am)
+                    if all(updated):
+                        self.infinite_start(st)
+                else:
+                    lo, hi = self.stat_range(st, self.sizes['K'] + self.BK, am)
+                    st.lo, st.hi = min(lo, st.lo), max(hi, st.hi)
 
     def chunk_loop(self, ctx, stats):
         """Rows mode: a loop over the column tiles of the block's rows; `stats` (row
@@ -1555,7 +1594,12 @@ class Gen:
             st.acc = False
             st.lo, st.hi = saved[st.name]
             if st.name in mags:
-                st.lo, st.hi = self.stat_range(st, (iters + 1) * self.BN, mags[st.name])
+                if iters >= 1:
+                    st.lo, st.hi = self.stat_range(st, (iters + 1) * self.BN, mags[st.name])
+                    self.infinite_start(st)
+                else:
+                    lo, hi = self.stat_range(st, (iters + 1) * self.BN, mags[st.name])
+                    st.lo, st.hi = min(lo, st.lo), max(hi, st.hi)
 
     # Stores -----------------------------------------------------------------------------
 
@@ -1814,8 +1858,13 @@ class Gen:
             w(line)
         bind = ', '.join(self.bvars)
         w('  auto [%s] = T::grid(%s, T::threads(%d));' % (bind, ', '.join(self.grid_text), self.threads))
+        if self.mode == '2d' and self.chance(0.15):
+            w('  T::use_swizzle(%d);' % self.pick([1, 2, 3, 4, 8]))
         for b in self.bufs:
             w('  T::%s<%s, %s> %s;' % (b.scope, TY[b.ty].cpp, self.shape_str(b.dims), b.name))
+            if b.scope == 'shared' and len(b.dims) == 2 and self.chance(0.15):
+                lay = self.pick(['row_major()', 'col_major()', 'swizzled()', 'swizzled(64)', 'swizzled(32)'])
+                w('  T::annotate_layout(%s, T::layouts::%s);' % (b.name, lay))
         for l in self.lambdas:
             w('  ' + l)
         for line in self.k:
