@@ -1,7 +1,9 @@
 #include "ir/IR.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <limits>
 
 namespace tile::ir {
 
@@ -241,10 +243,33 @@ std::int64_t wrap(std::int64_t v, ScalarType t) {
   return std::int64_t(u);
 }
 
+/// v rounded to nearest even in type t, once (as the targets convert a double at run time):
+/// a constant of an extended float type holds a value of that type, so that folding its
+/// conversion to float gives what the conversion gives at run time.
 double round_to(double v, ScalarType t) {
-  if (t == ScalarType::F32 || is_extended_float(t))
+  if (t == ScalarType::F32)
     return double(float(v));
-  return v;
+  if (!is_extended_float(t) || std::isnan(v) || v == 0)
+    return v;
+  // Significand bits, smallest normal exponent, largest finite value; e4m3 has no infinity
+  // (overflow gives NaN).
+  int p = 8, emin = -126;
+  double max = 0x1.fep127;
+  bool has_inf = true;
+  if (t == ScalarType::F16)
+    p = 11, emin = -14, max = 65504;
+  else if (t == ScalarType::F8E4M3)
+    p = 4, emin = -6, max = 448, has_inf = false;
+  else if (t == ScalarType::F8E5M2)
+    p = 3, emin = -14, max = 57344;
+  if (std::isinf(v))
+    return has_inf ? v : std::numeric_limits<double>::quiet_NaN();
+  const int e = std::max(std::ilogb(v), emin);
+  const double r = std::ldexp(std::nearbyint(std::ldexp(v, p - 1 - e)), e - (p - 1));
+  if (std::fabs(r) > max)
+    return has_inf ? std::copysign(std::numeric_limits<double>::infinity(), v)
+                   : std::numeric_limits<double>::quiet_NaN();
+  return r;
 }
 
 /// C++'s integral promotion.

@@ -224,7 +224,7 @@ private:
     Var acc = make_var("red", at);
     const Buffer &src = regs_.at(n->src.get()), &dst = regs_.at(n->dst.get());
     std::vector<Stmt> row = {declare(acc, reduce_identity(n->reduce_kind, at))};
-    Stmt step = assign(acc, reduce_step(n->reduce_kind, acc, cast(at, load(src, {slot(n->src.get())}))));
+    Stmt step = assign(acc, reduce_step(n->reduce_kind, acc, load(src, {slot(n->src.get())})));
     row.push_back(for_loop(sv.cs, int_imm(0), int_imm(l.col_steps()), ForKind::Unrolled,
                            for_loop(sv.v, int_imm(0), int_imm(l.vec), ForKind::Unrolled, step)));
     // The row's threads are lanes tid % TC of a warp, or of TC / 32 warps: a butterfly

@@ -293,7 +293,7 @@ protected:
     std::vector<Expr> sidx;
     for (int d = 0, k = 0; d < src->rank(); ++d)
       sidx.push_back(d == n->dim ? Expr(r) : Expr(l.vars[k++]));
-    Expr next = reduce_step(n->reduce_kind, acc, cast(at, load(src, sidx)));
+    Expr next = reduce_step(n->reduce_kind, acc, load(src, sidx));
     Expr init = n->clear ? reduce_identity(n->reduce_kind, at) : load(dst, didx);
     Stmt body = seq({declare(acc, init),
                      for_loop(r, int_imm(0), int_imm(src->extent(n->dim)), ForKind::Serial, assign(acc, next)),
@@ -353,9 +353,17 @@ Expr reduce_combine(ReduceKind k, Expr a, Expr b) {
 }
 
 Expr reduce_step(ReduceKind k, Expr acc, Expr x) {
-  if (k == ReduceKind::AbsMax || k == ReduceKind::AbsSum)
-    x = call(Intrinsic::Abs, {std::move(x)});
-  return reduce_combine(k, std::move(acc), std::move(x));
+  if (k == ReduceKind::AbsMax || k == ReduceKind::AbsSum) {
+    // |x| in x's own arithmetic type (small integers as int, as C++ promotes them), then the
+    // conversion: converted first, a negative element of a signed type would become a large
+    // one of an unsigned accumulator (-3 as uint8 is 253).
+    ScalarType t = arith_type(x->type);
+    if (t == ScalarType::Bool || (is_integer(t) && bits(t) < 32))
+      t = ScalarType::I32;
+    x = call(Intrinsic::Abs, {cast(t, std::move(x))});
+  }
+  ScalarType at = acc->type;
+  return reduce_combine(k, std::move(acc), cast(at, std::move(x)));
 }
 
 Kernel lower_tile_ops(const Kernel &kernel, IndexWidth width) {

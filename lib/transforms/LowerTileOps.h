@@ -36,7 +36,8 @@ ir::Kernel lower_tile_ops(const ir::Kernel &kernel, IndexWidth width = IndexWidt
 
 /// What a reduction starts from in type `t` (its identity; 0 for absmax, as |x| >= 0).
 ir::Expr reduce_identity(ir::ReduceKind k, ir::ScalarType t);
-/// One step of a reduction: `acc` combined with the element `x` (|x| for the abs kinds).
+/// One step of a reduction: `acc` combined with the source element `x` converted to acc's
+/// type (|x| for the abs kinds, taken before the conversion).
 ir::Expr reduce_step(ir::ReduceKind k, ir::Expr acc, ir::Expr x);
 /// Two partial results combined (sum, max or min).
 ir::Expr reduce_combine(ir::ReduceKind k, ir::Expr a, ir::Expr b);
