@@ -220,7 +220,7 @@ private:
     SlotVars sv{make_var("rs", ScalarType::I32), make_var("cs", ScalarType::I32), make_var("v", ScalarType::I32)};
     const SlotVars *outer = slots_;
     slots_ = &sv;
-    const ScalarType at = arith_type(n->dst->dtype);
+    const ScalarType at = reduce_accum_type(n->reduce_kind, n->src->dtype, n->dst->dtype);
     Var acc = make_var("red", at);
     const Buffer &src = regs_.at(n->src.get()), &dst = regs_.at(n->dst.get());
     std::vector<Stmt> row = {declare(acc, reduce_identity(n->reduce_kind, at))};
@@ -233,7 +233,7 @@ private:
     for (int offset = lanes / 2; offset >= 1; offset /= 2)
       row.push_back(assign(acc, reduce_combine(n->reduce_kind, acc, shuffle_xor(acc, offset))));
     auto finish = [&](const Var &rs, const Expr &value) {
-      Expr out = n->clear ? value : reduce_combine(n->reduce_kind, cast(at, load(dst, {rs})), value);
+      Expr out = n->clear ? value : reduce_combine(n->reduce_kind, reduce_convert(load(dst, {rs}), at), value);
       return store(dst, {rs}, cast(n->dst->dtype, out));
     };
     if (tc <= 32) {

@@ -287,17 +287,17 @@ protected:
     if (didx.empty())
       didx.push_back(int_imm(0)); // a 1-D source reduces into a [1] buffer
 
-    ScalarType at = arith_type(dst->dtype);
+    ScalarType at = reduce_accum_type(n->reduce_kind, src->dtype, dst->dtype);
     Var acc = make_var("red", at);
     Var r = make_var("r", ScalarType::I32);
     std::vector<Expr> sidx;
     for (int d = 0, k = 0; d < src->rank(); ++d)
       sidx.push_back(d == n->dim ? Expr(r) : Expr(l.vars[k++]));
     Expr next = reduce_step(n->reduce_kind, acc, load(src, sidx));
-    Expr init = n->clear ? reduce_identity(n->reduce_kind, at) : load(dst, didx);
+    Expr init = n->clear ? reduce_identity(n->reduce_kind, at) : reduce_convert(load(dst, didx), at);
     Stmt body = seq({declare(acc, init),
                      for_loop(r, int_imm(0), int_imm(src->extent(n->dim)), ForKind::Serial, assign(acc, next)),
-                     store(dst, didx, acc)});
+                     store(dst, didx, cast(dst->dtype, acc))});
     return build_loops(l, {}, body);
   }
 
@@ -352,6 +352,34 @@ Expr reduce_combine(ReduceKind k, Expr a, Expr b) {
   }
 }
 
+namespace {
+/// Every value of integer type `b` is one of integer type `a`.
+bool holds(ScalarType a, ScalarType b) {
+  if (is_signed(a) == is_signed(b))
+    return bits(a) >= bits(b);
+  return is_signed(a) && bits(a) > bits(b);
+}
+} // namespace
+
+ScalarType reduce_accum_type(ReduceKind k, ScalarType src, ScalarType dst) {
+  const ScalarType at = arith_type(dst);
+  if (k == ReduceKind::Sum || k == ReduceKind::AbsSum || !is_integer(at) || !is_integer(src))
+    return at; // sums wrap as the destination's type does; conversions to and from floats are monotone
+  // |x| of a signed element is taken in its own type (or int): a value up to 2^(bits-1).
+  if (holds(at, src))
+    return at;
+  for (ScalarType t : {ScalarType::I32, ScalarType::I64})
+    if (holds(t, src) && holds(t, at))
+      return t;
+  return ScalarType::U64; // u64 with a signed type: reduce_convert counts negative values as 0
+}
+
+Expr reduce_convert(Expr v, ScalarType at) {
+  if (at == ScalarType::U64 && is_signed(v->type) && is_integer(v->type))
+    v = binary(BinaryOp::Max, v, zero(v->type));
+  return cast(at, std::move(v));
+}
+
 Expr reduce_step(ReduceKind k, Expr acc, Expr x) {
   if (k == ReduceKind::AbsMax || k == ReduceKind::AbsSum) {
     // |x| in x's own arithmetic type (small integers as int, as C++ promotes them), then the
@@ -363,7 +391,7 @@ Expr reduce_step(ReduceKind k, Expr acc, Expr x) {
     x = call(Intrinsic::Abs, {cast(t, std::move(x))});
   }
   ScalarType at = acc->type;
-  return reduce_combine(k, std::move(acc), cast(at, std::move(x)));
+  return reduce_combine(k, std::move(acc), reduce_convert(std::move(x), at));
 }
 
 Kernel lower_tile_ops(const Kernel &kernel, IndexWidth width) {

@@ -39,6 +39,13 @@ ir::Expr reduce_identity(ir::ReduceKind k, ir::ScalarType t);
 /// One step of a reduction: `acc` combined with the source element `x` converted to acc's
 /// type (|x| for the abs kinds, taken before the conversion).
 ir::Expr reduce_step(ir::ReduceKind k, ir::Expr acc, ir::Expr x);
+/// The type a reduction of `src` elements into a `dst` buffer accumulates in: dst's
+/// arithmetic type, except for an integer max, min or absmax whose elements need not fit the
+/// destination (int8 into uint8, int into int8): there the smallest integer type holding
+/// the values of both, so that max(-3, 5) into uint8 is 5; the result is converted at the end.
+ir::ScalarType reduce_accum_type(ir::ReduceKind k, ir::ScalarType src, ir::ScalarType dst);
+/// `v` converted to a reduction's accumulator type `at` (a negative value to u64 as 0).
+ir::Expr reduce_convert(ir::Expr v, ir::ScalarType at);
 /// Two partial results combined (sum, max or min).
 ir::Expr reduce_combine(ir::ReduceKind k, ir::Expr a, ir::Expr b);
 
