@@ -67,6 +67,19 @@ std::int64_t vector_width(const Stmt &body, std::int64_t extent, std::int64_t to
   return std::max<std::int64_t>(vec, 1);
 }
 
+/// True when `s` stores into a local buffer: a thread's own storage, which every thread
+/// must compute in full (a reduction or copy into a `local`, a parallel loop filling one).
+bool writes_local(const Stmt &s) {
+  bool found = false;
+  for_each_node(
+      s, [](const Expr &) {},
+      [&](const Stmt &st) {
+        if (auto x = st->as<StoreNode>(); x && x->buffer->scope == Scope::Local)
+          found = true;
+      });
+  return found;
+}
+
 class Binder : public IRMutator {
 public:
   explicit Binder(int threads) : threads_(threads) {}
@@ -76,6 +89,9 @@ private:
   Stmt mutate_For(const Stmt &self, const ForNode *n) override {
     if (!is_bindable(self))
       return IRMutator::mutate_For(self, n);
+    // Split over the threads, each would hold only its share of a local buffer.
+    if (writes_local(self))
+      return Serialize().mutate(self);
     // Collect the nest.
     std::vector<Level> levels;
     Stmt s = self;

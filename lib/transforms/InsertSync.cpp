@@ -96,6 +96,16 @@ private:
     // shift by the step), from every earlier iteration since the last barrier. Iterate to
     // a fixed point; slot offsets are taken modulo their stage counts, so there are
     // finitely many, but give up on slots past a bound.
+    // What the loop touches conflicts with what came before it: one barrier before the loop,
+    // not one in every iteration (a serial loop reading what the threads just wrote).
+    bool before = false;
+    if (!pending.empty()) {
+      SharedAccess all = analysis::shared_access(s, uniform_);
+      if (pending.conflicts_with(all)) {
+        pending = SharedAccess();
+        before = true;
+      }
+    }
     const bool uniform = !assigned_.count(f->var.get());
     if (uniform)
       uniform_.insert(f->var.get());
@@ -118,7 +128,8 @@ private:
       uniform_.erase(f->var.get());
     pending = entry; // the loop may run no iteration
     pending.merge(carried);
-    return body == f->body ? s : for_loop(f->var, f->begin, f->extent, f->for_kind, body, f->step, f->stages);
+    Stmt loop = body == f->body ? s : for_loop(f->var, f->begin, f->extent, f->for_kind, body, f->step, f->stages);
+    return before ? seq({barrier(), loop}) : loop;
   }
 };
 

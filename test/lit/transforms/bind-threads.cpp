@@ -72,3 +72,26 @@ namespace T = tile;
       s(0, i) = s(0, i) + f(0, i, j);
   }
 }
+
+// Nests that fill a local buffer (a thread's own storage) are not split over the threads:
+// every thread runs all of it, serially, so that each holds the whole buffer (split, thread
+// t held only row t of a reduction into a local; found by test/fuzz on the H200).
+// CHECK-LABEL: IR after bind-threads [cuda]
+// CHECK: kernel into_local(
+// CHECK-NOT: in threads(
+// CHECK: for i in serial(0, 16) {
+// CHECK-NEXT: var red: f32 = 0.0f
+// CHECK-NEXT: for r in serial(0, 32) {
+// CHECK: for i.1 in serial(0, 16) {
+// CHECK-NEXT: l[i.1] = l[i.1] * 2.0f
+// CHECK: for t in threads(0, 512) {
+[[tile::kernel]] void into_local(T::tensor<float, 2> Y) {
+  auto [bx] = T::grid(1, T::threads(64));
+  T::shared<float, 16, 32> s;
+  T::local<float, 16> l;
+  T::reduce_sum(s, l, 1);
+  for (int i : T::parallel(16))
+    l(i) = l(i) * 2.0f;
+  for (auto [i, j] : T::parallel(16, 32))
+    s(i, j) = l(i);
+}

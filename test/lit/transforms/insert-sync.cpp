@@ -194,3 +194,23 @@ namespace T = tile;
       Y(i, k * 16 + j) = r(q % 2, i, j);
   }
 }
+
+// A serial loop that reads what the threads just wrote (every thread reduces the whole tile
+// into its local buffer): one barrier before the loop, none in its iterations.
+// CHECK-LABEL: kernel before_loop(
+// CHECK: s[i.1, j.1] = select(
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// CHECK-NEXT: barrier()
+// CHECK-NEXT: for i.2 in serial(0, 8) {
+// CHECK-NOT: barrier()
+// CHECK: l[i.2] = red
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+[[tile::kernel]] void before_loop(T::tensor<const float, 2> X, T::tensor<float, 1> Y) {
+  auto [bx] = T::grid(1);
+  T::shared<float, 8, 16> s;
+  T::local<float, 8> l;
+  T::copy(X.at(0, 0), s);
+  T::reduce_sum(s, l, 1);
+}
