@@ -320,10 +320,19 @@ template <class T, class A> __device__ __forceinline__ T from_arith(A a) {
   else
     return T(a);
 }
+/// The operand of an atomic on a T, in T's arithmetic type: an f16, bf16 or fp8 target
+/// takes the f32 value as it is (one rounding, of the result, as on the CPU), integers
+/// are converted to T first.
+template <class T, class V> __device__ __forceinline__ auto atomic_operand(V v) {
+  if constexpr (extended<T>::value)
+    return float(v);
+  else
+    return arith(T(v));
+}
 template <class T, class V, class F> __device__ __forceinline__ void atomic_combine(T *p, V v, F combine) {
   atomic_update(p, [v, combine](T cur) {
     auto a = arith(cur);
-    return from_arith<T>(combine(a, decltype(a)(arith(T(v)))));
+    return from_arith<T>(combine(a, decltype(a)(atomic_operand<T>(v))));
   });
 }
 } // namespace detail

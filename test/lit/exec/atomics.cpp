@@ -1,6 +1,8 @@
 // int32 reduce_sum / reduce_max / reduce_min of block tiles, combined across blocks into
 // small outputs with atomic_add, atomic_max and atomic_min (region and element forms, onto
-// outputs that already hold values), on matrices that divide no tile size.
+// outputs that already hold values), on matrices that divide no tile size. And f32 values
+// added atomically into bf16 and f16 outputs: the sum is rounded once (the value was
+// rounded to the output's type first on the GPU, a second rounding: found by test/fuzz).
 // RUN: %tile-cxx %s -O2 -o %t && %t | FileCheck %s
 // CHECK-NOT: FAIL
 // CHECK: PASS row_sum_45x71
@@ -11,11 +13,14 @@
 // CHECK: PASS row_max_3x100
 // CHECK: PASS col_min_3x100
 // CHECK: PASS total_3x100
+// CHECK: PASS add_f32_into_bf16
+// CHECK: PASS add_f32_into_f16
 // CHECK-NOT: FAIL
 
 #include "Inputs/check.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace T = tile;
 
@@ -74,8 +79,39 @@ template <int BM, int BN> void run(int M, int N) {
   check::equal("total_" + size, total, Total.to_vector());
 }
 
+/// Y += X element-wise (region form) and Z(i) += X(0, i) (element form), X in f32.
+template <class E> [[tile::kernel]] void add_narrow(T::tensor<const float, 2> X, T::tensor<E, 2> Y, T::tensor<E, 1> Z) {
+  auto [bx] = T::grid(1, T::threads(32));
+  T::fragment<float, 4, 8> x;
+  T::copy(X.at(0, 0), x);
+  T::atomic_add(Y.at(0, 0), x);
+  for (int i : T::serial(3))
+    T::atomic_add(Z(i), X(0, i));
+}
+
+/// Onto 1.0, v = u/2 (1 + 2^-8), u the output type's spacing at 1: 1 + v rounds to 1 + u,
+/// but v rounded to the output type first is u/2, and 1 + u/2 is a tie that rounds to 1.
+template <class E> void run_narrow(const char *name, int mantissa_bits) {
+  const float u = std::ldexp(1.0f, -mantissa_bits), v = u / 2 * (1 + std::ldexp(1.0f, -8));
+  std::vector<float> x(4 * 8, v);
+  x[5] = -v; // and one below (1 - u/2 either way)
+  auto X = check::upload(x, {4, 8});
+  auto Y = check::upload(std::vector<E>(32, E(1.0f)), {4, 8});
+  auto Z = check::upload(std::vector<E>(3, E(1.0f)), {3});
+  add_narrow<E>(X, Y, Z);
+  std::vector<double> ref;
+  for (float e : x)
+    ref.push_back(float(E(1.0f + e))); // 1 + e is exact in float: one rounding, to E
+  auto y = Y.to_vector(), z = Z.to_vector();
+  y.insert(y.end(), z.begin(), z.end());
+  ref.insert(ref.end(), ref.begin(), ref.begin() + 3);
+  check::equal(name, ref, y);
+}
+
 int main() {
   run<16, 32>(45, 71);
   run<8, 24>(3, 100);
+  run_narrow<T::bf16>("add_f32_into_bf16", 7);
+  run_narrow<T::f16>("add_f32_into_f16", 10);
   return check::result();
 }
