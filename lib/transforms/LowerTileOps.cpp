@@ -282,10 +282,12 @@ protected:
     for (int d = 0; d < src->rank(); ++d)
       if (d != n->dim)
         kept.push_back(src->extent(d));
+    // A 1-D source reduces into a [1] buffer: one iteration of a parallel loop, so that
+    // one thread computes it, not every thread into the same shared element.
+    if (kept.empty())
+      kept.push_back(1);
     TileLoops l = tile_loops(kept);
     std::vector<Expr> didx(l.vars.begin(), l.vars.end());
-    if (didx.empty())
-      didx.push_back(int_imm(0)); // a 1-D source reduces into a [1] buffer
 
     ScalarType at = reduce_accum_type(n->reduce_kind, src->dtype, dst->dtype);
     Var acc = make_var("red", at);
@@ -307,6 +309,8 @@ protected:
     for (int d = 0; d < src->rank(); ++d)
       if (d != n->dim)
         kept.push_back(src->extent(d));
+    if (kept.empty()) // a 1-D scan: one thread's, not every thread's in place at once
+      kept.push_back(1);
     TileLoops l = tile_loops(kept);
     const std::int64_t extent = src->extent(n->dim);
     ScalarType at = arith_type(dst->dtype);

@@ -1,6 +1,7 @@
 // tile::cumsum forward and reverse, along both dimensions and of rank-1 tiles, at
 // non-power-of-two widths, in place and into another buffer, in fragments and in shared
 // memory, on tensors whose last tile is partial (the zeros read past the edge add nothing).
+// A rank-1 scan or reduction is one thread's work on the GPU, not every thread's at once.
 // RUN: %tile-cxx %s -O2 -o %t && %t | FileCheck %s
 // CHECK-NOT: FAIL
 // CHECK: PASS cumsum_dim1_fwd_5x7
@@ -13,6 +14,7 @@
 // CHECK: PASS cumsum_dim0_rev_shared_33x1
 // CHECK: PASS cumsum_rank1_fwd_100
 // CHECK: PASS cumsum_rank1_rev_inplace_1
+// CHECK: PASS cumsum_rank1_fwd_inplace_100
 // CHECK-NOT: FAIL
 
 #include "Inputs/check.h"
@@ -99,5 +101,8 @@ int main() {
   case_2d<33, 1, 0, true, false, true>("cumsum_dim0_rev_shared_33x1", 67, 1);
   run<1>("cumsum_rank1_fwd_100", 201, 1, 100, 0, false, [](auto &x, auto &y) { cumsum_1d<100, false, false>(x, y); });
   run<1>("cumsum_rank1_rev_inplace_1", 3, 1, 1, 0, true, [](auto &x, auto &y) { cumsum_1d<1, true, true>(x, y); });
+  // In place over 100 elements: on the GPU every thread scanned the shared tile at once
+  // (each read sums the others had already written).
+  run<1>("cumsum_rank1_fwd_inplace_100", 201, 1, 100, 0, false, [](auto &x, auto &y) { cumsum_1d<100, false, true>(x, y); });
   return check::result();
 }
