@@ -261,6 +261,9 @@ private:
       auto c = s->as<CopyNode>();
       region_use(c->src);
       region_use(c->dst);
+      // Every thread holds all of a local buffer, and takes all of the source into it.
+      if (is_fragment(c->src.buffer) && c->dst.buffer->scope == Scope::Local)
+        shared_.insert(c->src.buffer.get());
       if (is_fragment(c->src.buffer) && is_fragment(c->dst.buffer)) {
         const BufferNode *a = c->src.buffer.get(), *b = c->dst.buffer.get();
         if (a->rank() != 2 || b->rank() != 2) {
@@ -376,7 +379,7 @@ private:
     }
     // Every fragment access in the nest (guards included), classified.
     std::vector<NestAccess> accesses;
-    bool replicating_effects = false;
+    bool replicating_effects = false, writes_local = false;
     auto classify = [&](const Buffer &b, const std::vector<Expr> &idx) {
       if (!is_fragment(b))
         return;
@@ -402,8 +405,10 @@ private:
               classify(l->buffer, l->indices);
           },
           [&](const Stmt &x) {
-            if (auto store = x->as<StoreNode>())
+            if (auto store = x->as<StoreNode>()) {
               classify(store->buffer, store->indices);
+              writes_local |= store->buffer->scope == Scope::Local;
+            }
             else if (x->as<AtomicNode>() || x->as<PrintNode>())
               replicating_effects = true;
             else if (auto c = x->as<CopyNode>()) { // tile ops inside a nest: not element-wise
@@ -424,7 +429,9 @@ private:
     for (auto &a : accesses)
       if (a.kind == NestAccess::Other)
         shared_.insert(a.buffer);
-    if (vars.size() > 2) {
+    // A nest that fills a local buffer runs whole in every thread (each holds all of it),
+    // so the fragments it touches cannot be split over the threads as registers.
+    if (vars.size() > 2 || writes_local) {
       for (auto &a : accesses)
         shared_.insert(a.buffer);
       return;

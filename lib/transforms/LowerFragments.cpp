@@ -44,6 +44,9 @@ private:
   std::map<const BufferNode *, Buffer> regs_;
   /// While rewriting a bound nest: its slot variables.
   const SlotVars *slots_ = nullptr;
+  /// While rewriting a nest bound by a replicated layout: whether this thread is the first
+  /// of an element's holders.
+  Expr replica_ = nullptr;
 
   Expr tid() const { return k_.thread_index; }
   bool in_registers(const BufferNode *b) const { return regs_.count(b) > 0; }
@@ -77,10 +80,22 @@ private:
   }
 
   Stmt mutate_Store(const Stmt &self, const StoreNode *n) override {
-    if (!in_registers(n->buffer.get()))
-      return IRMutator::mutate_Store(self, n);
+    if (!in_registers(n->buffer.get())) {
+      Stmt s = IRMutator::mutate_Store(self, n);
+      return n->buffer->scope == Scope::Local ? s : first_holder(s); // (infer-layout keeps locals out)
+    }
     return store(regs_.at(n->buffer.get()), {slot(n->buffer.get())}, mutate(n->value));
   }
+
+  Stmt mutate_Atomic(const Stmt &self, const AtomicNode *n) override {
+    return first_holder(IRMutator::mutate_Atomic(self, n));
+  }
+
+  /// In a nest bound by a replicated layout (a row or column vector: several threads hold
+  /// each element), `s` (a store outside the registers, an atomic) done by one of them:
+  /// done by all, `s(i) = s(i) + r(i)` raced with itself and an atomic_add added r(i) once
+  /// per holder.
+  Stmt first_holder(Stmt s) const { return replica_ ? if_then_else(replica_, std::move(s)) : s; }
 
   /// The layout a nest is bound by: of its R x C extents, or of its rank-1 register fragment.
   std::optional<FragmentLayout> nest_layout(const ParallelNest &nest) const {
@@ -154,7 +169,14 @@ private:
     std::vector<Expr> new_guards;
     for (auto &g : guards)
       new_guards.push_back(mutate(g));
+    // A row is held by the TC threads of a row group, a column by the TR row groups.
+    const Expr outer_replica = replica_;
+    if (l.kind == FragmentLayout::RowVector && l.threads_per_row > 1)
+      replica_ = binary(BinaryOp::EQ, binary(BinaryOp::Mod, tid(), tc), int_imm(0));
+    else if (l.kind == FragmentLayout::ColumnVector && l.row_threads > 1)
+      replica_ = lt(tid(), tc);
     Stmt body = mutate(serialize_parallel_loops(nest.body));
+    replica_ = outer_replica;
     slots_ = outer;
     for (auto it = new_guards.rbegin(); it != new_guards.rend(); ++it)
       body = if_then_else(*it, body);

@@ -1,12 +1,16 @@
 // Local buffers are each thread's own: every thread holds all of one. Filled by a reduction
 // of a fragment or a shared tile, by a copy and by a parallel loop, then read at any index
 // by every thread (a broadcast over a tile). On the GPU, splitting the work of filling a
-// local over the threads left each thread one row of it (found by test/fuzz on the H200).
+// local over the threads left each thread one row of it (found by test/fuzz on the H200);
+// a fragment in registers copied into a local, or read by a loop that fills one, gave each
+// thread only the elements it held.
 // RUN: %tile-cxx %s -O2 -o %t && %t | FileCheck %s
 // CHECK-NOT: FAIL
 // CHECK: PASS local_reduce_fragment
 // CHECK: PASS local_reduce_shared
 // CHECK: PASS local_copy_and_loop
+// CHECK: PASS local_from_row_vector
+// CHECK: PASS local_from_fragment
 // CHECK-NOT: FAIL
 
 #include "Inputs/check.h"
@@ -46,6 +50,33 @@ template <bool Shared>
   T::copy(y, Y.at(by * BM, 0));
 }
 
+/// Y(i, j) = X(i, j) * 2 rowsum(X)(15 - i): a local filled from a row vector, read at other rows.
+[[tile::kernel]] void mirror_rows(T::tensor<const float, 2> X, T::tensor<float, 2> Y) {
+  auto [bx] = T::grid(1, T::threads(128));
+  T::fragment<float, 16, 64> x;
+  T::fragment<float, 16> r;
+  T::local<float, 16> l;
+  T::copy(X.at(0, 0), x);
+  T::reduce_sum(x, r, 1);
+  for (int i : T::parallel(16))
+    l(i) = r(i) * 2;
+  for (auto [i, j] : T::parallel(16, 64))
+    x(i, j) = x(i, j) * l(15 - i);
+  T::copy(x, Y.at(0, 0));
+}
+
+/// Y(i, j) = X(15 - i, j) through a fragment copied into a local.
+[[tile::kernel]] void mirror_copy(T::tensor<const float, 2> X, T::tensor<float, 2> Y) {
+  auto [bx] = T::grid(1, T::threads(128));
+  T::fragment<float, 16, 64> x;
+  T::local<float, 16, 64> l;
+  T::copy(X.at(0, 0), x);
+  T::copy(x, l);
+  for (auto [i, j] : T::parallel(16, 64))
+    x(i, j) = l(15 - i, j);
+  T::copy(x, Y.at(0, 0));
+}
+
 template <bool Shared> void run_scale(const char *name) {
   const int M = 53, N = 150;
   auto x = check::random<float>(std::size_t(M) * N, -2, 2);
@@ -77,5 +108,23 @@ int main() {
   auto Y = check::upload(check::poisoned<float>(ref.size()), {M, N});
   local_row(V, Y);
   check::close("local_copy_and_loop", ref, Y.to_vector(), 1e-6);
+
+  auto x = check::random<float>(16 * 64, -2, 2);
+  std::vector<double> rows(16, 0), ref2(x.size()), ref3(x.size());
+  for (int i = 0; i < 16; ++i)
+    for (int j = 0; j < 64; ++j)
+      rows[i] += x[i * 64 + j];
+  for (int i = 0; i < 16; ++i)
+    for (int j = 0; j < 64; ++j) {
+      ref2[i * 64 + j] = double(x[i * 64 + j]) * 2 * rows[15 - i];
+      ref3[i * 64 + j] = x[(15 - i) * 64 + j];
+    }
+  auto X = check::upload(x, {16, 64});
+  auto Y2 = check::upload(check::poisoned<float>(x.size()), {16, 64});
+  mirror_rows(X, Y2);
+  check::close("local_from_row_vector", ref2, Y2.to_vector(), 1e-5);
+  auto Y3 = check::upload(check::poisoned<float>(x.size()), {16, 64});
+  mirror_copy(X, Y3);
+  check::close("local_from_fragment", ref3, Y3.to_vector(), 0);
   return check::result();
 }

@@ -116,3 +116,24 @@ namespace T = tile;
   T::gemm(a, b, acc);
   T::gemm(a, c, acc2);
 }
+
+// Every thread holds all of a local buffer: a fragment copied into one, or read by a nest
+// that fills one, stays in shared memory (in registers, each thread filled only the rows
+// it held, and read the rest of the local uninitialized).
+// CHECK-LABEL: kernel into_local(
+// CHECK-DAG: fragment x: f32[16, 64]{{$}}
+// CHECK-DAG: fragment r: f32[16]{{$}}
+[[tile::kernel]] void into_local(T::tensor<const float, 2> X, T::tensor<float, 2> Y) {
+  auto [bx] = T::grid(1, T::threads(128));
+  T::fragment<float, 16, 64> x;
+  T::fragment<float, 16> r;
+  T::local<float, 16> l;
+  T::local<float, 16, 64> m;
+  T::copy(X.at(0, 0), x);
+  T::reduce_sum(x, r, 1);
+  for (int i : T::parallel(16))
+    l(i) = r(i) * 2;
+  T::copy(x, m);
+  T::copy(m, Y.at(0, 0));
+  T::copy(l, Y.at(16, 0));
+}
