@@ -282,6 +282,7 @@ private:
     const StoreNode *st = nullptr;
     const LoadNode *global_load = nullptr;
     bool is_load = false;
+    bool converts = false; // a load whose lanes change type on the way (bf16 into f32)
     Buffer g;
     int elem = 0, rank = 0;
     std::int64_t total = 0, chunk = 0;
@@ -335,6 +336,7 @@ private:
       a.global_load = (c ? c->value : v)->as<LoadNode>();
       if (!a.global_load || a.global_load->buffer->scope != Scope::Global)
         return std::nullopt;
+      a.converts = c != nullptr || a.global_load->buffer->dtype != a.st->buffer->dtype;
     } else if (scope != Scope::Global) {
       return std::nullopt;
     }
@@ -480,7 +482,8 @@ private:
     // too is one cp.async per chunk where the shared side is aligned as well; the loaded
     // lanes are stored one by one otherwise.
     bool async_copy = false, always_aligned = false;
-    if (is_load && async_depth_ > 0 && st->buffer->scope == Scope::Shared && chunk >= 4) {
+    // (Bytes as they are: not a copy that converts its elements.)
+    if (is_load && !a.converts && async_depth_ > 0 && st->buffer->scope == Scope::Shared && chunk >= 4) {
       const Buffer &sb = st->buffer;
       bool contiguous = !equal(first.mutate(st->indices.back()), second.mutate(st->indices.back()));
       for (int d = 0; d + 1 < sb->rank(); ++d)
