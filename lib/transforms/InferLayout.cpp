@@ -380,6 +380,7 @@ private:
     // Every fragment access in the nest (guards included), classified.
     std::vector<NestAccess> accesses;
     bool replicating_effects = false, writes_local = false;
+    std::set<const BufferNode *> stored, loaded;
     auto classify = [&](const Buffer &b, const std::vector<Expr> &idx) {
       if (!is_fragment(b))
         return;
@@ -401,13 +402,16 @@ private:
       for_each_node(
           st,
           [&](const Expr &e) {
-            if (auto l = e->as<LoadNode>())
+            if (auto l = e->as<LoadNode>()) {
               classify(l->buffer, l->indices);
+              loaded.insert(l->buffer.get());
+            }
           },
           [&](const Stmt &x) {
             if (auto store = x->as<StoreNode>()) {
               classify(store->buffer, store->indices);
               writes_local |= store->buffer->scope == Scope::Local;
+              stored.insert(store->buffer.get());
             }
             else if (x->as<AtomicNode>() || x->as<PrintNode>())
               replicating_effects = true;
@@ -468,13 +472,22 @@ private:
     }
     // A 1-D nest runs as its register fragments are laid out: they must agree, and a
     // replicated layout runs the body once per copy, which atomics and prints must not.
-    checks_.push_back([this, accesses, replicating_effects] {
+    // Stores outside the registers are then done by one of the copies (lower-fragments),
+    // so the others must not read them back.
+    std::vector<const BufferNode *> read_back;
+    for (auto *b : stored)
+      if (b->scope != Scope::Local && loaded.count(b))
+        read_back.push_back(b);
+    checks_.push_back([this, accesses, replicating_effects, read_back] {
+      bool effects = replicating_effects;
+      for (auto *b : read_back)
+        effects |= !in_registers(b);
       const FragmentLayout *first = nullptr;
       for (auto &a : accesses) {
         if (!in_registers(a.buffer))
           continue;
         const FragmentLayout &l = layout_[a.buffer];
-        if ((first && !(l == *first)) || (replicating_effects && l.replicated()))
+        if ((first && !(l == *first)) || (effects && l.replicated()))
           shared_.insert(a.buffer);
         else if (!first)
           first = &l;

@@ -5,6 +5,7 @@
 #   bash build/gpu/fuzz/run_gpu.sh              # every program; PASS / FAIL lines, a summary
 #   bash build/gpu/fuzz/run_gpu.sh racecheck    # each program alone under compute-sanitizer
 #   bash build/gpu/fuzz/run_gpu.sh memcheck     #   (racecheck: shared-memory races)
+#   JOBS=8 SEEDS="5 17" bash build/gpu/fuzz/run_gpu.sh racecheck   # 8 at a time, only seeds 5 and 17
 #
 # A program that crashes or hangs is reported as FAIL and the rest of its binary still runs.
 # Output goes to the terminal and to results-<mode>.txt here; exit status 1 if any FAIL.
@@ -23,25 +24,40 @@ say() {
 }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | sed 's/^/# /' | tee -a "$out"
 
+# Sanitizer modes: each program alone, JOBS at a time (default 1; the GPU runs several
+# sanitized processes at once well), only those in SEEDS where it is set.
+if [ "$mode" != plain ]; then
+  for exe in bin/fuzz-*; do
+    case "$exe" in *.seeds) continue ;; esac
+    for s in $(cat "$exe.seeds"); do
+      if [ -z "${SEEDS:-}" ] || [[ " $SEEDS " == *" $s "* ]]; then echo "$exe $s"; fi
+    done
+  done > "pairs-$mode.txt"
+  MODE=$mode xargs -P "${JOBS:-1}" -L 1 bash -c \
+    'timeout 900 compute-sanitizer --tool "$MODE" --error-exitcode 99 "$0" "$1" > "sanitizer-$MODE-$1.log" 2>&1; echo $? > "sanitizer-$MODE-$1.rc"' \
+    < "pairs-$mode.txt"
+  while read -r exe s; do
+    log="sanitizer-$mode-$s.log"
+    rc=$(cat "sanitizer-$mode-$s.rc")
+    rm -f "sanitizer-$mode-$s.rc"
+    if [ "$rc" -eq 0 ]; then
+      say "PASS $s"
+      pass=$((pass + 1))
+      rm -f "$log"
+    else
+      say "FAIL $s: $mode exit $rc ($(grep -m1 -E 'FAIL|=========  ?[A-Z]' "$log" | cut -c1-300)); see $log"
+      fail=$((fail + 1))
+    fi
+  done < "pairs-$mode.txt"
+  rm -f "pairs-$mode.txt"
+  say "fuzz-gpu ($mode): $((pass + fail)) programs, $pass passed, $fail failed"
+  [ $fail -eq 0 ]
+  exit
+fi
+
 for exe in bin/fuzz-*; do
   case "$exe" in *.seeds) continue ;; esac
   todo=$(cat "$exe.seeds")
-  if [ "$mode" != plain ]; then
-    for s in $todo; do
-      log="sanitizer-$mode-$s.log"
-      timeout 900 compute-sanitizer --tool "$mode" --error-exitcode 99 "$exe" "$s" > "$log" 2>&1
-      rc=$?
-      if [ $rc -eq 0 ]; then
-        say "PASS $s"
-        pass=$((pass + 1))
-        rm -f "$log"
-      else
-        say "FAIL $s: $mode exit $rc ($(grep -m1 -E 'FAIL|=========  ?[A-Z]' "$log" | cut -c1-300)); see $log"
-        fail=$((fail + 1))
-      fi
-    done
-    continue
-  fi
   while [ -n "$todo" ]; do
     output=$(timeout 300 "$exe" $todo 2>&1)
     rc=$?

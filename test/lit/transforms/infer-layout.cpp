@@ -137,3 +137,36 @@ namespace T = tile;
   T::copy(m, Y.at(0, 0));
   T::copy(l, Y.at(16, 0));
 }
+
+// A 1-D nest over a row vector in registers (4 threads hold each row) that stores into shared
+// memory and reads the store back: the stores are one holder's (lower-fragments), so the
+// others would read before it wrote; the row vector stays in shared memory and the nest runs
+// one thread per row (found by test/fuzz with racecheck). Without the read back it stays.
+// CHECK-LABEL: kernel read_back(
+// CHECK: fragment r: f32[24]{{$}}
+// CHECK-LABEL: kernel no_read_back(
+// CHECK: fragment r: f32[24] in registers: rows of
+[[tile::kernel]] void read_back(T::tensor<const float, 2> X, T::tensor<float, 1> Y) {
+  auto [bx] = T::grid(1, T::threads(96));
+  T::fragment<float, 24, 32> x;
+  T::fragment<float, 24> r;
+  T::shared<float, 24> s;
+  T::copy(X.at(0, 0), x);
+  T::reduce_sum(x, r, 1);
+  for (int i : T::parallel(24)) {
+    s(i) = r(i) * 2;
+    T::device_assert(s(i) < 1000, "bound");
+  }
+  T::copy(s, Y.at(0));
+}
+[[tile::kernel]] void no_read_back(T::tensor<const float, 2> X, T::tensor<float, 1> Y) {
+  auto [bx] = T::grid(1, T::threads(96));
+  T::fragment<float, 24, 32> x;
+  T::fragment<float, 24> r;
+  T::shared<float, 24> s;
+  T::copy(X.at(0, 0), x);
+  T::reduce_sum(x, r, 1);
+  for (int i : T::parallel(24))
+    s(i) = r(i) * 2;
+  T::copy(s, Y.at(0));
+}
