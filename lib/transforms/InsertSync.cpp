@@ -57,6 +57,22 @@ public:
 private:
   std::set<const VarNode *> assigned_;
 
+  /// The accesses of `body` before its first top-level barrier (all of them without one): what
+  /// a loop's first iteration does before it synchronizes by itself (a pipelined loop waits
+  /// for its stage and then syncs).
+  SharedAccess leading_access(const Stmt &body) const {
+    auto q = body->as<SeqNode>();
+    if (!q)
+      return body->as<BarrierNode>() ? SharedAccess() : analysis::shared_access(body, uniform_);
+    SharedAccess acc;
+    for (auto &c : q->stmts) {
+      if (c->as<BarrierNode>())
+        break;
+      acc.merge(analysis::shared_access(c, uniform_));
+    }
+    return acc;
+  }
+
   /// `s` without the barrier it starts with, or null when it does not start with one.
   static Stmt after_leading_barrier(const Stmt &s) {
     if (s->as<BarrierNode>())
@@ -100,7 +116,7 @@ private:
     // not one in every iteration (a serial loop reading what the threads just wrote).
     bool before = false;
     if (!pending.empty()) {
-      SharedAccess all = analysis::shared_access(s, uniform_);
+      SharedAccess all = leading_access(f->body);
       if (pending.conflicts_with(all)) {
         pending = SharedAccess();
         before = true;
