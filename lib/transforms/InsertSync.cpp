@@ -107,21 +107,21 @@ private:
   }
 
   Stmt sync_loop(const Stmt &s, const ForNode *f, SharedAccess &pending) {
+    // What an iteration does before its own first barrier conflicts with what came before
+    // the loop: one barrier before the loop, not one in every iteration (a serial loop
+    // reading what the threads just wrote).
+    bool before = false;
+    if (!pending.empty()) {
+      if (pending.conflicts_with(leading_access(f->body))) {
+        pending = SharedAccess();
+        before = true;
+      }
+    }
     // What is pending at the start of an iteration: what was before the loop, and what
     // the body leaves at its end, seen from the next iteration (slots of the loop variable
     // shift by the step), from every earlier iteration since the last barrier. Iterate to
     // a fixed point; slot offsets are taken modulo their stage counts, so there are
     // finitely many, but give up on slots past a bound.
-    // What the loop touches conflicts with what came before it: one barrier before the loop,
-    // not one in every iteration (a serial loop reading what the threads just wrote).
-    bool before = false;
-    if (!pending.empty()) {
-      SharedAccess all = leading_access(f->body);
-      if (pending.conflicts_with(all)) {
-        pending = SharedAccess();
-        before = true;
-      }
-    }
     const bool uniform = !assigned_.count(f->var.get());
     if (uniform)
       uniform_.insert(f->var.get());
