@@ -87,14 +87,10 @@ private:
     return store(regs_.at(n->buffer.get()), {slot(n->buffer.get())}, mutate(n->value));
   }
 
-  Stmt mutate_Atomic(const Stmt &self, const AtomicNode *n) override {
-    return first_holder(IRMutator::mutate_Atomic(self, n));
-  }
-
   /// In a nest bound by a replicated layout (a row or column vector: several threads hold
-  /// each element), `s` (a store outside the registers, an atomic) done by one of them:
-  /// done by all, `s(i) = s(i) + r(i)` raced with itself and an atomic_add added r(i) once
-  /// per holder.
+  /// each element), `s` (a store outside the registers) done by one of them: done by all,
+  /// `s(i) = s(i) + r(i)` raced with itself. (Atomics and prints never get here: infer-layout
+  /// keeps the fragments of such nests in shared memory.)
   Stmt first_holder(Stmt s) const { return replica_ ? if_then_else(replica_, std::move(s)) : s; }
 
   /// The layout a nest is bound by: of its R x C extents, or of its rank-1 register fragment.

@@ -165,15 +165,20 @@ inline I outward(long double lo, long double hi, const Fmt &f) { return {down(lo
 inline I neg(I a) { return {-a.hi, -a.lo}; }
 inline I add(I a, I b, const Fmt &f) { return outward(add_dir(a.lo, b.lo, -1), add_dir(a.hi, b.hi, 1), f); }
 inline I sub(I a, I b, const Fmt &f) { return add(a, neg(b), f); }
-inline I mul(I a, I b, const Fmt &f) {
+/// The product's bounds, each rounded outward in long double (not yet to a format).
+inline I product(I a, I b) {
   const long double x[2] = {a.lo, a.hi}, y[2] = {b.lo, b.hi};
-  long double lo = INFINITY, hi = -INFINITY;
+  I p{INFINITY, -INFINITY};
   for (long double u : x)
     for (long double v : y) {
-      lo = std::min(lo, mul_dir(u, v, -1));
-      hi = std::max(hi, mul_dir(u, v, 1));
+      p.lo = std::min(p.lo, mul_dir(u, v, -1));
+      p.hi = std::max(p.hi, mul_dir(u, v, 1));
     }
-  return outward(lo, hi, f);
+  return p;
+}
+inline I mul(I a, I b, const Fmt &f) {
+  I p = product(a, b);
+  return outward(p.lo, p.hi, f);
 }
 inline I div(I a, I b, const Fmt &f) {
   if (b.lo <= 0 && b.hi >= 0)
@@ -201,14 +206,8 @@ inline I mod(I a, I b) {
   return {a.lo < 0 ? -m : 0, a.hi > 0 ? m : 0};
 }
 inline I fma(I a, I b, I c, const Fmt &f) {
-  const long double x[2] = {a.lo, a.hi}, y[2] = {b.lo, b.hi};
-  long double lo = INFINITY, hi = -INFINITY;
-  for (long double u : x)
-    for (long double v : y) {
-      lo = std::min(lo, mul_dir(u, v, -1));
-      hi = std::max(hi, mul_dir(u, v, 1));
-    }
-  return outward(add_dir(lo, c.lo, -1), add_dir(hi, c.hi, 1), f);
+  I p = product(a, b);
+  return outward(add_dir(p.lo, c.lo, -1), add_dir(p.hi, c.hi, 1), f);
 }
 inline I min(I a, I b) { return {std::min(a.lo, b.lo), std::min(a.hi, b.hi)}; }
 inline I max(I a, I b) { return {std::max(a.lo, b.lo), std::max(a.hi, b.hi)}; }

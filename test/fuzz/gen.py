@@ -1638,21 +1638,16 @@ class Gen:
                 kind = 'store'
             elif TY[t].kind == 'x' and kind == 'add' and t in ('e4m3', 'e5m2'):
                 t = 'f32'
-        if kind == 'add' and TY[t].kind == 'i':
+        if kind == 'add' and TY[t].kind in 'ifx':
             # The sum over blocks must stay in range.
             nb = 1
             for g in self.grid:
                 nb *= g
-            m = max(abs(lo), abs(hi)) * (nb + 1) * 4 + 1000
+            integer = TY[t].kind == 'i'
+            m = max(abs(lo), abs(hi)) * (nb + 1) * 4 + (1000 if integer else 10)
             if not fits(t, -m, m):
-                t = 'i32' if fits('i32', -m, m) else 'i64'
-        if kind == 'add' and TY[t].kind in 'fx':
-            nb = 1
-            for g in self.grid:
-                nb *= g
-            m = max(abs(lo), abs(hi)) * (nb + 1) * 4 + 10
-            if not fits(t, -m, m):
-                t = 'f32' if fits('f32', -m, m) else 'f64'
+                wide = ('i32', 'i64') if integer else ('f32', 'f64')
+                t = wide[0] if fits(wide[0], -m, m) else wide[1]
         Y = self.new_tensor('out', t, tdims)
         Y.kind = kind
         # Initial values of atomic outputs: for max (min) mostly below (above) what the blocks
