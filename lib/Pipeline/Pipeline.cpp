@@ -1,6 +1,7 @@
 #include "Pipeline/Pipeline.h"
 
 #include <algorithm>
+#include <stdexcept>
 #include <sstream>
 
 #include "Pipeline/DeviceCompiler.h"
@@ -89,7 +90,14 @@ public:
       print("before", name, kernels);
     if (pass)
       for (auto &k : kernels) {
-        k = pass(k);
+        try {
+          k = pass(k);
+        } catch (const std::logic_error &e) { // a pass met what an earlier one promised away
+          result_.messages.push_back({Message::Error, k.key,
+                                      "internal error in tile kernel '" + k.display_name + "' in pass " + name + ": " +
+                                          e.what() + "; please report this"});
+          continue;
+        }
         auto problems = ir::verify(k);
         if (!problems.empty())
           result_.messages.push_back({Message::Error, k.key,

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "ir/Layout.h"
+#include "ir/Fragment.h"
 #include "ir/Type.h"
 
 namespace tile::ir {

@@ -128,10 +128,10 @@ public:
     // After lower-fragments a tensor-core accumulator is the thread's registers, whose
     // layout gives the M x N view.
     if (auto it = layouts->find(n->c.buffer.get());
-        n->c.buffer->scope == Scope::Local && it != layouts->end() && it->second.kind == FragmentLayout::MmaAccumulator) {
+        n->c.buffer->scope == Scope::Local && it != layouts->end() && it->second.mma) {
       if (c.size() != 1 || c[0] != it->second.slots())
         fail("gemm accumulator registers '" + n->c.buffer->name + "' do not match their layout");
-      c = {it->second.rows, it->second.cols};
+      c = {it->second.mma->rows, it->second.mma->cols};
     }
     if (a.size() != 2 || b.size() != 2 || c.size() != 2) {
       fail("gemm operands must be 2-D tiles");

@@ -80,7 +80,7 @@ struct NestAccess {
 
 } // namespace
 
-std::optional<FragmentLayout> mma_accumulator_layout(const GemmNode *g, int threads) {
+std::optional<Fragment> mma_accumulator_layout(const GemmNode *g, int threads) {
   const Buffer &a = g->a.buffer, &b = g->b.buffer, &c = g->c.buffer;
   const bool sixteen = (a->dtype == ScalarType::BF16 && b->dtype == ScalarType::BF16) ||
                        (a->dtype == ScalarType::F16 && b->dtype == ScalarType::F16);
@@ -93,21 +93,16 @@ std::optional<FragmentLayout> mma_accumulator_layout(const GemmNode *g, int thre
   if (K % 16 != 0 || a->extent(1) % 8 != 0 || b->extent(1) % 8 != 0)
     return std::nullopt;
   const int warps = threads / 32;
-  std::optional<FragmentLayout> best;
+  std::optional<MmaShape> best;
   auto consider = [&](int wm) {
     const int wn = warps / wm;
     if (warps % wm != 0 || M % (16 * wm) != 0 || N % (8 * wn) != 0)
       return;
-    FragmentLayout l;
-    l.kind = FragmentLayout::MmaAccumulator;
-    l.rows = M;
-    l.cols = N;
-    l.warps_m = wm;
-    l.warps_n = wn;
-    if (l.slots() > max_mma_slots)
+    MmaShape l{MmaShape::C, M, N, wm, wn};
+    if (l.atoms_m() * l.atoms_n() * 4 > max_mma_slots)
       return;
     // Square: the warp tile closest to square (fewest operand loads per mma).
-    auto skew = [](const FragmentLayout &x) {
+    auto skew = [](const MmaShape &x) {
       std::int64_t h = x.rows / x.warps_m, w = x.cols / x.warps_n;
       return h > w ? h - w : w - h;
     };
@@ -121,7 +116,9 @@ std::optional<FragmentLayout> mma_accumulator_layout(const GemmNode *g, int thre
   if (!best)
     for (int wm = 1; wm <= warps; ++wm)
       consider(wm);
-  return best;
+  if (!best)
+    return std::nullopt;
+  return mma_fragment(*best, threads);
 }
 
 namespace {
@@ -149,12 +146,12 @@ public:
         if (asked.size() > 1)
           shared_.insert(b); // gemms that would lay it out differently
         else
-          layout_[b] = asked.empty() ? matrix_layout(b->extent(0), b->extent(1), k_.threads) : asked[0];
+          layout_[b] = asked.empty() ? matrix_fragment(b->extent(0), b->extent(1), k_.threads) : asked[0];
         continue;
       }
       auto &asked = demands_[b];
       if (asked.empty())
-        layout_[b] = matrix_layout(1, b->extent(0), k_.threads);
+        layout_[b] = vector_fragment(b->extent(0), k_.threads);
       else if (asked.size() == 1)
         layout_[b] = *asked.begin();
       else
@@ -167,7 +164,7 @@ public:
       for (auto &c : checks_)
         c();
       for (auto &[b, l] : layout_)
-        if (l.slots() > (l.kind == FragmentLayout::MmaAccumulator ? max_mma_slots : max_slots))
+        if (l.slots() > (l.mma ? max_mma_slots : max_slots))
           shared_.insert(b);
       changed = shared_.size() != before;
     }
@@ -181,18 +178,18 @@ public:
 private:
   const Kernel &k_;
   std::set<const BufferNode *> fragments_, shared_;
-  std::map<const BufferNode *, FragmentLayout> layout_;
+  std::map<const BufferNode *, Fragment> layout_;
   /// Per fragment, the distinct layouts its uses ask for.
-  std::map<const BufferNode *, std::vector<FragmentLayout>> demands_;
+  std::map<const BufferNode *, std::vector<Fragment>> demands_;
   /// Per rank-2 fragment, the tensor-core accumulator layouts its gemms ask for.
-  std::map<const BufferNode *, std::vector<FragmentLayout>> mma_;
+  std::map<const BufferNode *, std::vector<Fragment>> mma_;
   /// Re-checked until nothing more falls back.
   std::vector<std::function<void()>> checks_;
 
   bool is_fragment(const Buffer &b) const { return fragments_.count(b.get()) > 0; }
   bool in_registers(const BufferNode *b) const { return fragments_.count(b) && !shared_.count(b); }
 
-  void demand(const BufferNode *b, const FragmentLayout &l) {
+  void demand(const BufferNode *b, const Fragment &l) {
     auto &d = demands_[b];
     for (auto &x : d)
       if (x == l)
@@ -311,7 +308,7 @@ private:
           shared_.insert(dst);
         return;
       }
-      FragmentLayout rows = matrix_layout(src->extent(0), src->extent(1), k_.threads).as(FragmentLayout::RowVector);
+      Fragment rows = drop_dim(matrix_fragment(src->extent(0), src->extent(1), k_.threads), 1);
       demand(dst, rows);
       checks_.push_back([this, src, dst, rows] {
         if (!in_registers(src) || !in_registers(dst) || !(layout_[dst] == rows)) {
@@ -441,29 +438,30 @@ private:
       return;
     }
     if (vars.size() == 2) {
-      FragmentLayout m = matrix_layout(extents[0], extents[1], k_.threads);
+      Fragment m = matrix_fragment(extents[0], extents[1], k_.threads);
+      const Fragment row_vector = drop_dim(m, 1), column_vector = drop_dim(m, 0);
       for (auto &a : accesses) {
         if (a.kind == NestAccess::Row)
-          demand(a.buffer, m.as(FragmentLayout::RowVector));
+          demand(a.buffer, row_vector);
         else if (a.kind == NestAccess::Column)
-          demand(a.buffer, m.as(FragmentLayout::ColumnVector));
+          demand(a.buffer, column_vector);
       }
-      checks_.push_back([this, accesses, m] {
+      checks_.push_back([this, accesses, m, row_vector, column_vector] {
         // The nest runs as a tensor-core accumulator it touches is laid out, if any, else
         // as the matrix layout of its extents.
-        FragmentLayout binding = m;
+        Fragment binding = m;
         for (auto &a : accesses)
           if (a.kind == NestAccess::Element && in_registers(a.buffer) &&
-              layout_[a.buffer].kind == FragmentLayout::MmaAccumulator)
+              layout_[a.buffer].mma)
             binding = layout_[a.buffer];
         for (auto &a : accesses) {
           if (!in_registers(a.buffer))
             continue;
-          const FragmentLayout &l = layout_[a.buffer];
+          const Fragment &l = layout_[a.buffer];
           bool ok = a.kind == NestAccess::Element ? l == binding
-                    : binding.kind != FragmentLayout::Matrix ? false
-                    : a.kind == NestAccess::Row              ? l == m.as(FragmentLayout::RowVector)
-                                                             : l == m.as(FragmentLayout::ColumnVector);
+                                        : binding.mma                            ? false
+                                        : a.kind == NestAccess::Row              ? l == row_vector
+                                                             : l == column_vector;
           if (!ok)
             shared_.insert(a.buffer);
         }
@@ -482,11 +480,11 @@ private:
       bool effects = replicating_effects;
       for (auto *b : read_back)
         effects |= !in_registers(b);
-      const FragmentLayout *first = nullptr;
+      const Fragment *first = nullptr;
       for (auto &a : accesses) {
         if (!in_registers(a.buffer))
           continue;
-        const FragmentLayout &l = layout_[a.buffer];
+        const Fragment &l = layout_[a.buffer];
         if ((first && !(l == *first)) || (effects && l.replicated()))
           shared_.insert(a.buffer);
         else if (!first)
@@ -508,7 +506,7 @@ Kernel infer_layout(const Kernel &kernel) {
     if (!g)
       return;
     auto it = k.layouts.find(g->c.buffer.get());
-    if (it == k.layouts.end() || it->second.kind != FragmentLayout::MmaAccumulator)
+    if (it == k.layouts.end() || !it->second.mma)
       return;
     for (const Buffer *b : {&g->a.buffer, &g->b.buffer}) {
       const std::int64_t row = (*b)->extent(1), units = row * bytes((*b)->dtype) / 16;

@@ -1,5 +1,5 @@
 // infer-layout: which fragments live in registers, and how their elements are spread over
-// the block's threads (ir/Layout.h); the others stay in shared memory, where every access
+// the block's threads (ir/Fragment.h); the others stay in shared memory, where every access
 // is legal. Inference never fails: shared memory is the fallback for any fragment whose
 // uses a register layout cannot serve.
 //
@@ -37,7 +37,7 @@ ir::Kernel infer_layout(const ir::Kernel &kernel);
 /// rows of a multiple of 8 elements, an f32 rank-2 fragment destination, K a multiple of 16,
 /// a warp grid that tiles M by 16 and N by 8 with at most 256 accumulators per thread),
 /// the warp grid chosen by its policy (square: the warp tile closest to square).
-std::optional<ir::FragmentLayout> mma_accumulator_layout(const ir::GemmNode *g, int threads);
+std::optional<ir::Fragment> mma_accumulator_layout(const ir::GemmNode *g, int threads);
 
 /// A nest of parallel loops: the loops (outermost first) and the guards (ifs without else)
 /// found between them; `body` is what the innermost loop runs under its guards.

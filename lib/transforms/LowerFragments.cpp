@@ -1,6 +1,9 @@
 #include "transforms/LowerFragments.h"
 
+#include <algorithm>
+#include <functional>
 #include <map>
+#include <stdexcept>
 
 #include "ir/Visitor.h"
 #include "transforms/BindThreads.h"
@@ -13,16 +16,51 @@ using namespace ir;
 
 namespace {
 
-/// The loop variables of one thread's share of a layout's elements.
-struct SlotVars {
-  Var rs, cs, v;
-  Expr v_value = nullptr; // v's value where v is split into loops (tensor-core accumulators)
+/// One loop per slot digit of a layout, outermost (largest stride) first: the values of the
+/// digits (indexed like the layout's digits) and the loops to wrap a body in.
+struct SlotLoops {
+  std::vector<Expr> values;
+  std::vector<std::pair<Var, std::int64_t>> loops; // outermost first
+  std::vector<ForKind> kinds;
+
+  SlotLoops(const Fragment &f, const std::vector<int> &which) : values(f.digits.size()) {
+    for (int i : which) {
+      const Digit &g = f.digits[i];
+      Var v = make_var(g.name.empty() ? "s" : g.name, ScalarType::I32);
+      values[i] = v;
+      loops.push_back({v, g.extent});
+      // The innermost digit of a dimension, of unit stride: a vector of consecutive elements.
+      bool innermost = g.dim >= 0 && g.stride == 1 && g.extent > 1;
+      for (int j = i + 1; innermost && j < int(f.digits.size()); ++j)
+        innermost = f.digits[j].dim != g.dim;
+      kinds.push_back(innermost ? ForKind::Vectorized : ForKind::Unrolled);
+    }
+    if (!kinds.empty())
+      kinds.front() = ForKind::Slots;
+  }
+  /// `body` inside the loops from `from` on.
+  Stmt wrap(Stmt body, size_t from = 0) const {
+    for (size_t i = loops.size(); i-- > from;)
+      body = for_loop(loops[i].first, int_imm(0), int_imm(loops[i].second), kinds[i], std::move(body));
+    return body;
+  }
 };
+
+/// The slot digits of `f`, or those of one dimension (`dim`) or of all but one (`-dim - 1`).
+std::vector<int> slot_digits_where(const Fragment &f, const std::function<bool(const Digit &)> &keep) {
+  std::vector<int> out;
+  for (int i : f.slot_digits())
+    if (keep(f.digits[i]))
+      out.push_back(i);
+  return out;
+}
 
 class Lowerer : public IRMutator {
 public:
   /// Shared buffers the lowering made (cross-warp reductions), to be declared.
   std::vector<Buffer> scratch_;
+  /// The first internal inconsistency met (infer-layout promised what this cannot lower).
+  std::string problem_;
 
   explicit Lowerer(Kernel &k) : k_(k) {
     if (!k_.thread_index)
@@ -35,37 +73,84 @@ public:
   LayoutMap register_layouts() const {
     LayoutMap m;
     for (auto &[b, r] : regs_)
-      m[r.get()] = k_.layouts.at(b);
+      m.emplace(r.get(), k_.layouts.at(b));
     return m;
   }
 
 private:
   Kernel &k_;
   std::map<const BufferNode *, Buffer> regs_;
-  /// While rewriting a bound nest: its slot variables.
-  const SlotVars *slots_ = nullptr;
-  /// While rewriting a nest bound by a replicated layout: whether this thread is the first
-  /// of an element's holders.
+  /// While rewriting a bound nest: its layout, loop variables (by dimension) and slot
+  /// digit values.
+  struct Bound {
+    const Fragment *layout;
+    std::vector<const VarNode *> vars;
+    const SlotLoops *slots;
+  };
+  const Bound *bound_ = nullptr;
+  /// While rewriting a nest bound by a replicated layout (a row or column vector: several
+  /// threads hold each element): whether this thread is the first of an element's holders.
   Expr replica_ = nullptr;
 
   Expr tid() const { return k_.thread_index; }
   bool in_registers(const BufferNode *b) const { return regs_.count(b) > 0; }
 
-  /// The slot of this thread's element of `b` at the current (rs, cs, v).
-  Expr slot(const BufferNode *b) const {
-    const FragmentLayout &l = k_.layouts.at(b);
-    switch (l.kind) {
-    case FragmentLayout::Matrix:
-      return add(mul(add(mul(slots_->rs, int_imm(l.col_steps())), slots_->cs), int_imm(l.vec)), slots_->v);
-    case FragmentLayout::RowVector:
-      return slots_->rs;
-    case FragmentLayout::ColumnVector:
-      return add(mul(slots_->cs, int_imm(l.vec)), slots_->v);
-    case FragmentLayout::MmaAccumulator:
-      return add(mul(add(mul(slots_->rs, int_imm(l.atoms_n())), slots_->cs), int_imm(4)),
-                 slots_->v_value ? slots_->v_value : Expr(slots_->v));
+  void fail(const std::string &what) {
+    if (problem_.empty())
+      problem_ = what;
+  }
+
+  /// The slot of this thread's element of `b` at `indices` (the nest's variables) in the
+  /// nest being rewritten: `b`'s layout is the nest's restricted to the variables it uses,
+  /// and its slot digits take the values of the nest's digits they are.
+  Expr slot(const BufferNode *b, const std::vector<Expr> &indices) {
+    const Fragment &f = k_.layouts.at(b);
+    if (!bound_) {
+      fail("register fragment '" + b->name + "' accessed outside a bound nest");
+      return int_imm(0);
     }
-    return nullptr;
+    std::vector<int> dims;
+    for (auto &e : indices) {
+      auto it = std::find(bound_->vars.begin(), bound_->vars.end(), static_cast<const VarNode *>(e.get()));
+      if (it == bound_->vars.end() || e->kind != ExprKind::Var) {
+        fail("register fragment '" + b->name + "' indexed by other than the nest's variables");
+        return int_imm(0);
+      }
+      dims.push_back(int(it - bound_->vars.begin()));
+    }
+    std::vector<int> origin;
+    Fragment sel = select_dims(*bound_->layout, dims, &origin);
+    if (!(sel == f)) {
+      fail("register fragment '" + b->name + "' (" + to_string(f) + ") in a nest bound by " +
+           to_string(*bound_->layout));
+      return int_imm(0);
+    }
+    std::vector<Expr> values(f.digits.size());
+    bool alike = f.digits.size() == sel.digits.size();
+    for (size_t i = 0; alike && i < f.digits.size(); ++i)
+      alike = f.digits[i].dim == sel.digits[i].dim && f.digits[i].extent == sel.digits[i].extent &&
+              f.digits[i].thread == sel.digits[i].thread;
+    if (alike) { // digit for digit
+      for (int i : f.slot_digits())
+        values[i] = bound_->slots->values[origin[i]];
+      return f.slot(values);
+    }
+    // Else the digits of extent > 1 correspond in order, dimension by dimension.
+    for (int i : f.slot_digits()) {
+      const Digit &g = f.digits[i];
+      values[i] = int_imm(0);
+      if (g.extent == 1)
+        continue;
+      int nth = 0;
+      for (int j = 0; j < i; ++j)
+        nth += f.digits[j].dim == g.dim && !f.digits[j].thread && f.digits[j].extent > 1;
+      for (int j = 0; j < int(sel.digits.size()); ++j)
+        if (sel.digits[j].dim == g.dim && !sel.digits[j].thread && sel.digits[j].extent > 1 && nth-- == 0) {
+          values[i] = bound_->slots->values[origin[j]];
+          break;
+        }
+    }
+    return f.slot(values);
   }
 
   Stmt mutate_DeclBuffer(const Stmt &self, const DeclBufferNode *n) override {
@@ -76,7 +161,7 @@ private:
   Expr mutate_Load(const Expr &self, const LoadNode *n) override {
     if (!in_registers(n->buffer.get()))
       return IRMutator::mutate_Load(self, n);
-    return load(regs_.at(n->buffer.get()), {slot(n->buffer.get())});
+    return load(regs_.at(n->buffer.get()), {slot(n->buffer.get(), n->indices)});
   }
 
   Stmt mutate_Store(const Stmt &self, const StoreNode *n) override {
@@ -84,41 +169,45 @@ private:
       Stmt s = IRMutator::mutate_Store(self, n);
       return n->buffer->scope == Scope::Local ? s : first_holder(s); // (infer-layout keeps locals out)
     }
-    return store(regs_.at(n->buffer.get()), {slot(n->buffer.get())}, mutate(n->value));
+    return store(regs_.at(n->buffer.get()), {slot(n->buffer.get(), n->indices)}, mutate(n->value));
   }
 
-  /// In a nest bound by a replicated layout (a row or column vector: several threads hold
-  /// each element), `s` (a store outside the registers) done by one of them: done by all,
-  /// `s(i) = s(i) + r(i)` raced with itself. (Atomics and prints never get here: infer-layout
-  /// keeps the fragments of such nests in shared memory.)
+  /// In a nest bound by a replicated layout, `s` (a store outside the registers) done by one
+  /// of the holders: done by all, `s(i) = s(i) + r(i)` raced with itself. (Atomics and prints
+  /// never get here: infer-layout keeps the fragments of such nests in shared memory.)
   Stmt first_holder(Stmt s) const { return replica_ ? if_then_else(replica_, std::move(s)) : s; }
 
-  /// The layout a nest is bound by: of its R x C extents, or of its rank-1 register fragment.
-  std::optional<FragmentLayout> nest_layout(const ParallelNest &nest) const {
+  /// The layout a nest is bound by: a tensor-core accumulator it touches, else the matrix
+  /// layout of its R x C extents, or the layout of a 1-D nest's register fragment.
+  std::optional<Fragment> nest_layout(const ParallelNest &nest) const {
     bool touches = false;
-    const FragmentLayout *first = nullptr;
+    const Fragment *first = nullptr, *mma = nullptr;
+    auto seen = [&](const BufferNode *b) {
+      if (!in_registers(b))
+        return;
+      touches = true;
+      const Fragment &l = k_.layouts.at(b);
+      if (!first)
+        first = &l;
+      if (!mma && l.mma && b->rank() == int(nest.loops.size()))
+        mma = &l;
+    };
     for_each_node(
         seq({nest.body}),
         [&](const Expr &e) {
-          if (auto l = e->as<LoadNode>(); l && in_registers(l->buffer.get())) {
-            touches = true;
-            if (!first)
-              first = &k_.layouts.at(l->buffer.get());
-          }
+          if (auto l = e->as<LoadNode>())
+            seen(l->buffer.get());
         },
         [&](const Stmt &s) {
-          if (auto st = s->as<StoreNode>(); st && in_registers(st->buffer.get())) {
-            touches = true;
-            if (!first)
-              first = &k_.layouts.at(st->buffer.get());
-          }
+          if (auto st = s->as<StoreNode>())
+            seen(st->buffer.get());
         });
     if (!touches)
       return std::nullopt;
     if (nest.loops.size() == 2)
-      return first && first->kind == FragmentLayout::MmaAccumulator
-                 ? *first
-                 : matrix_layout(*as_const_int(nest.loops[0]->extent), *as_const_int(nest.loops[1]->extent), k_.threads);
+      return mma ? *mma
+                 : matrix_fragment(*as_const_int(nest.loops[0]->extent), *as_const_int(nest.loops[1]->extent),
+                                   k_.threads);
     if (first)
       return *first;
     return std::nullopt; // only guards read registers: not a nest infer-layout binds
@@ -134,92 +223,42 @@ private:
     return bind(*nest, *layout);
   }
 
-  Stmt bind(const ParallelNest &nest, const FragmentLayout &l) {
-    if (l.kind == FragmentLayout::MmaAccumulator)
-      return bind_mma(nest, l);
-    SlotVars sv{make_var("rs", ScalarType::I32), make_var("cs", ScalarType::I32), make_var("v", ScalarType::I32)};
-    const Expr tc = int_imm(l.threads_per_row), tr = int_imm(l.row_threads);
-    Expr row = add(mul(sv.rs, tr), div(tid(), tc));
-    Expr col = add(mul(add(mul(sv.cs, tc), binary(BinaryOp::Mod, tid(), tc)), int_imm(l.vec)), sv.v);
+  /// The nest as the threads of layout `l` run it: a loop per slot digit, the nest's
+  /// variables recovered from the thread index and the digits, places past the ends skipped.
+  Stmt bind(const ParallelNest &nest, const Fragment &l) {
+    if (int(nest.loops.size()) != l.rank()) {
+      fail("a " + std::to_string(nest.loops.size()) + "-deep nest bound by " + to_string(l));
+      return serialize_parallel_loops(nest.loops[0]->body);
+    }
+    SlotLoops sl(l, l.slot_digits());
     std::vector<Stmt> head;
     std::vector<Expr> guards;
-    // Rows past the matrix's end (the last row step, or threads beyond a short matrix),
-    // tested on the nest's row variable where it has one.
-    if (l.kind != FragmentLayout::ColumnVector && l.row_steps() * l.row_threads != l.rows) {
-      const bool has_row_var = nest.loops.size() == 2 || l.kind == FragmentLayout::RowVector;
-      guards.push_back(lt(has_row_var ? Expr(nest.loops[0]->var) : row, int_imm(l.rows)));
-    }
-    auto index_of = [&](size_t d) {
-      if (nest.loops.size() == 2)
-        return d == 0 ? row : col;
-      return l.kind == FragmentLayout::RowVector ? row : col;
-    };
-    for (size_t d = 0; d < nest.loops.size(); ++d) {
+    if (Expr h = l.holds(tid()))
+      guards.push_back(h);
+    Bound bound{&l, {}, &sl};
+    for (int d = 0; d < l.rank(); ++d) {
       const ForNode *f = nest.loops[d];
-      head.push_back(declare(f->var, cast(f->var->type, index_of(d))));
+      bound.vars.push_back(f->var.get());
+      head.push_back(declare(f->var, cast(f->var->type, l.index(d, tid(), sl.values))));
+      if (l.padded(d))
+        guards.push_back(lt(f->var, int_imm(l.shape[d])));
+    }
+    for (int d = 0; d < l.rank(); ++d)
       for (auto &g : nest.guards[d])
         guards.push_back(g);
-    }
-    const SlotVars *outer = slots_;
-    slots_ = &sv;
-    std::vector<Expr> new_guards;
-    for (auto &g : guards)
-      new_guards.push_back(mutate(g));
-    // A row is held by the TC threads of a row group, a column by the TR row groups.
+    const Bound *outer = bound_;
     const Expr outer_replica = replica_;
-    if (l.kind == FragmentLayout::RowVector && l.threads_per_row > 1)
-      replica_ = binary(BinaryOp::EQ, binary(BinaryOp::Mod, tid(), tc), int_imm(0));
-    else if (l.kind == FragmentLayout::ColumnVector && l.row_threads > 1)
-      replica_ = lt(tid(), tc);
-    Stmt body = mutate(serialize_parallel_loops(nest.body));
-    replica_ = outer_replica;
-    slots_ = outer;
-    for (auto it = new_guards.rbegin(); it != new_guards.rend(); ++it)
-      body = if_then_else(*it, body);
-    head.push_back(body);
-    Stmt s = seq(head);
-    const bool rows = l.kind != FragmentLayout::ColumnVector, cols = l.kind != FragmentLayout::RowVector;
-    auto loop = [&](const Var &v, std::int64_t extent, Stmt b) {
-      return for_loop(v, int_imm(0), int_imm(extent), ForKind::Unrolled, std::move(b));
-    };
-    s = for_loop(sv.v, int_imm(0), int_imm(cols ? l.vec : 1), cols && l.vec > 1 ? ForKind::Vectorized : ForKind::Unrolled, s);
-    s = loop(sv.cs, cols ? l.col_steps() : 1, s);
-    return for_loop(sv.rs, int_imm(0), int_imm(rows ? l.row_steps() : 1), ForKind::Slots, s);
-  }
-
-  /// A nest over a tensor-core accumulator: the thread's atoms (rs, cs) and their four
-  /// elements (v), at the places the instruction gives them (ir/Layout.h).
-  Stmt bind_mma(const ParallelNest &nest, const FragmentLayout &l) {
-    // The four elements of an atom are two rows (vh) of two adjacent columns (vl): the
-    // inner loop over vl is a vector of two.
-    Var vh = make_var("vh", ScalarType::I32), vl = make_var("vl", ScalarType::I32);
-    SlotVars sv{make_var("rs", ScalarType::I32), make_var("cs", ScalarType::I32), nullptr,
-                add(mul(vh, int_imm(2)), vl)};
-    Expr warp = div(tid(), int_imm(32)), lane = binary(BinaryOp::Mod, tid(), int_imm(32));
-    Expr wm = binary(BinaryOp::Mod, warp, int_imm(l.warps_m)), wn = div(warp, int_imm(l.warps_m));
-    Expr row = add(add(mul(wm, int_imm(l.rows / l.warps_m)), mul(sv.rs, int_imm(16))),
-                   add(div(lane, int_imm(4)), mul(vh, int_imm(8))));
-    Expr col = add(add(mul(wn, int_imm(l.cols / l.warps_n)), mul(sv.cs, int_imm(8))),
-                   add(mul(binary(BinaryOp::Mod, lane, int_imm(4)), int_imm(2)), vl));
-    std::vector<Stmt> head = {declare(nest.loops[0]->var, cast(nest.loops[0]->var->type, row)),
-                              declare(nest.loops[1]->var, cast(nest.loops[1]->var->type, col))};
-    std::vector<Expr> guards;
-    for (auto &g : nest.guards)
-      for (auto &c : g)
-        guards.push_back(c);
-    const SlotVars *outer = slots_;
-    slots_ = &sv;
+    bound_ = &bound;
     for (auto &g : guards)
       g = mutate(g);
+    replica_ = l.first_replica(tid());
     Stmt body = mutate(serialize_parallel_loops(nest.body));
-    slots_ = outer;
+    replica_ = outer_replica;
+    bound_ = outer;
     for (auto it = guards.rbegin(); it != guards.rend(); ++it)
       body = if_then_else(*it, body);
     head.push_back(body);
-    Stmt s = for_loop(vl, int_imm(0), int_imm(2), ForKind::Vectorized, seq(head));
-    s = for_loop(vh, int_imm(0), int_imm(2), ForKind::Unrolled, s);
-    s = for_loop(sv.cs, int_imm(0), int_imm(l.atoms_n()), ForKind::Unrolled, s);
-    return for_loop(sv.rs, int_imm(0), int_imm(l.atoms_m()), ForKind::Slots, s);
+    return sl.wrap(seq(head));
   }
 
   /// A tensor-core gemm keeps its node, with the accumulator's registers as destination.
@@ -231,52 +270,128 @@ private:
                                       n->clear_accum, n->policy);
   }
 
+  /// A reduction along dimension r of a register fragment: per element of the destination
+  /// (the source's other slot digits), the thread's slots along r, then a butterfly of warp
+  /// shuffles over the lanes that split r, then, where warps split r, a combination of the
+  /// warps' results through shared memory.
   Stmt mutate_Reduce(const Stmt &self, const ReduceNode *n) override {
     if (!in_registers(n->src.get()))
       return self;
-    const FragmentLayout &l = k_.layouts.at(n->src.get());
-    SlotVars sv{make_var("rs", ScalarType::I32), make_var("cs", ScalarType::I32), make_var("v", ScalarType::I32)};
-    const SlotVars *outer = slots_;
-    slots_ = &sv;
+    const Fragment &l = k_.layouts.at(n->src.get());
+    const int r = n->dim;
+    std::vector<int> origin;
+    std::vector<int> kept_dims;
+    for (int d = 0; d < l.rank(); ++d)
+      if (d != r)
+        kept_dims.push_back(d);
+    const Fragment dst_layout = select_dims(l, kept_dims, &origin);
+    if (!in_registers(n->dst.get()) || !(k_.layouts.at(n->dst.get()) == dst_layout)) {
+      fail("reduction of '" + n->src->name + "' into '" + n->dst->name + "' whose layout is not the source's without dimension " +
+           std::to_string(r));
+      return self;
+    }
+    SlotLoops outer_loops(l, slot_digits_where(l, [&](const Digit &g) { return g.dim != r; }));
+    SlotLoops inner_loops(l, slot_digits_where(l, [&](const Digit &g) { return g.dim == r; }));
+    std::vector<Expr> values = outer_loops.values;
+    for (size_t i = 0; i < values.size(); ++i)
+      if (inner_loops.values[i])
+        values[i] = inner_loops.values[i];
+    std::vector<Expr> dst_values(dst_layout.digits.size());
+    for (size_t j = 0; j < dst_values.size(); ++j)
+      dst_values[j] = values[origin[j]];
+    const Expr dst_slot = dst_layout.slot(dst_values);
+
     const ScalarType at = reduce_accum_type(n->reduce_kind, n->src->dtype, n->dst->dtype);
     Var acc = make_var("red", at);
     const Buffer &src = regs_.at(n->src.get()), &dst = regs_.at(n->dst.get());
     std::vector<Stmt> row = {declare(acc, reduce_identity(n->reduce_kind, at))};
-    Stmt step = assign(acc, reduce_step(n->reduce_kind, acc, load(src, {slot(n->src.get())})));
-    row.push_back(for_loop(sv.cs, int_imm(0), int_imm(l.col_steps()), ForKind::Unrolled,
-                           for_loop(sv.v, int_imm(0), int_imm(l.vec), ForKind::Unrolled, step)));
-    // The row's threads are lanes tid % TC of a warp, or of TC / 32 warps: a butterfly
-    // over a warp's lanes leaves the warp's result in all of them.
-    const int tc = l.threads_per_row, lanes = tc < 32 ? tc : 32;
-    for (int offset = lanes / 2; offset >= 1; offset /= 2)
-      row.push_back(assign(acc, reduce_combine(n->reduce_kind, acc, shuffle_xor(acc, offset))));
-    auto finish = [&](const Var &rs, const Expr &value) {
-      Expr out = n->clear ? value : reduce_combine(n->reduce_kind, reduce_convert(load(dst, {rs}), at), value);
-      return store(dst, {rs}, cast(n->dst->dtype, out));
+    Stmt step = assign(acc, reduce_step(n->reduce_kind, acc, load(src, {l.slot(values)})));
+    for (auto &k : inner_loops.kinds)
+      k = ForKind::Unrolled;
+    row.push_back(inner_loops.wrap(step));
+    // The threads that split r: lanes of a warp (shuffles) and warps (shared memory).
+    struct Part {
+      std::int64_t stride, extent;
     };
-    if (tc <= 32) {
-      row.push_back(finish(sv.rs, acc));
-      slots_ = outer;
-      return for_loop(sv.rs, int_imm(0), int_imm(l.row_steps()), ForKind::Slots, seq(row));
+    std::vector<Part> lanes, warps;
+    for (const Digit &g : l.digits) {
+      if (!g.thread || g.dim != r || g.extent == 1)
+        continue;
+      if (g.stride >= 32) {
+        warps.push_back({g.stride, g.extent});
+      } else if (g.stride * g.extent <= 32) {
+        lanes.push_back({g.stride, g.extent});
+      } else {
+        lanes.push_back({g.stride, 32 / g.stride});
+        warps.push_back({32, g.stride * g.extent / 32});
+      }
     }
-    // A row over several warps: each warp's first lane leaves its result in shared memory,
-    // slot [rs, row thread, warp of the row]; then every thread combines its row's (the
+    std::sort(lanes.begin(), lanes.end(), [](const Part &a, const Part &b) { return a.stride > b.stride; });
+    for (const Part &p : lanes)
+      for (std::int64_t offset = p.stride * p.extent / 2; offset >= p.stride; offset /= 2)
+        row.push_back(assign(acc, reduce_combine(n->reduce_kind, acc, shuffle_xor(acc, int(offset)))));
+    auto finish = [&](const Expr &value) {
+      Expr out = n->clear ? value : reduce_combine(n->reduce_kind, reduce_convert(load(dst, {dst_slot}), at), value);
+      return store(dst, {dst_slot}, cast(n->dst->dtype, out));
+    };
+    if (warps.empty()) {
+      row.push_back(finish(acc));
+      return outer_loops.wrap(seq(row));
+    }
+    if (warps.size() > 1) {
+      fail("reduction of '" + n->src->name + "' over more than one warp digit");
+      return self;
+    }
+    // Each warp's first lane of the row leaves its result in shared memory, at [slot, the
+    // thread's other digits, warp of the row]; then every thread combines its row's (the
     // barrier between is insert-sync's).
-    const std::int64_t warps = tc / 32;
-    Buffer partial = make_buffer("red_warps", Scope::Shared, at, {l.row_steps(), l.row_threads, warps});
+    auto part_value = [&](const Part &p) {
+      Expr v = p.stride == 1 ? tid() : div(tid(), int_imm(p.stride));
+      return p.stride * p.extent >= k_.threads ? v : binary(BinaryOp::Mod, v, int_imm(p.extent));
+    };
+    auto part_zero = [&](const Part &p) {
+      return binary(BinaryOp::EQ, binary(BinaryOp::Mod, p.stride == 1 ? tid() : div(tid(), int_imm(p.stride)),
+                                         int_imm(p.extent)),
+                    int_imm(0));
+    };
+    Expr key = nullptr;
+    std::int64_t groups = 1;
+    std::vector<int> others;
+    for (int i = 0; i < int(l.digits.size()); ++i)
+      if (l.digits[i].thread && l.digits[i].dim != r)
+        others.push_back(i);
+    std::sort(others.begin(), others.end(), [&](int a, int b) {
+      return l.digits[a].stride != l.digits[b].stride ? l.digits[a].stride > l.digits[b].stride : a < b;
+    });
+    for (int i : others) {
+      Expr v = l.digit_value(i, tid());
+      key = key ? add(mul(key, int_imm(l.digits[i].extent)), v) : v;
+      groups *= l.digits[i].extent;
+    }
+    if (!key)
+      key = int_imm(0);
+    const Part w = warps[0];
+    Buffer partial = make_buffer("red_warps", Scope::Shared, at, {dst_layout.slots(), groups, w.extent});
     scratch_.push_back(partial);
-    const Expr group = div(tid(), int_imm(tc)), warp = div(binary(BinaryOp::Mod, tid(), int_imm(tc)), int_imm(32));
-    row.push_back(if_then_else(binary(BinaryOp::EQ, binary(BinaryOp::Mod, tid(), int_imm(32)), int_imm(0)),
-                               store(partial, {sv.rs, group, warp}, acc)));
-    Stmt leave = for_loop(sv.rs, int_imm(0), int_imm(l.row_steps()), ForKind::Slots, seq(row));
-    SlotVars sv2{make_var("rs", ScalarType::I32), nullptr, nullptr};
+    Expr first_lane = nullptr;
+    for (const Part &p : lanes)
+      first_lane = first_lane ? logical_and(first_lane, part_zero(p)) : part_zero(p);
+    Stmt leave = store(partial, {dst_slot, key, part_value(w)}, acc);
+    row.push_back(first_lane ? if_then_else(first_lane, leave) : leave);
+    Stmt first = outer_loops.wrap(seq(row));
+
+    SlotLoops again(l, slot_digits_where(l, [&](const Digit &g) { return g.dim != r; }));
+    std::vector<Expr> again_values(dst_layout.digits.size());
+    for (size_t j = 0; j < again_values.size(); ++j)
+      again_values[j] = again.values[origin[j]];
+    const Expr again_slot = dst_layout.slot(again_values);
     Var all = make_var("red", at);
-    std::vector<Stmt> combine = {declare(all, load(partial, {sv2.rs, group, int_imm(0)}))};
-    for (std::int64_t w = 1; w < warps; ++w)
-      combine.push_back(assign(all, reduce_combine(n->reduce_kind, all, load(partial, {sv2.rs, group, int_imm(w)}))));
-    combine.push_back(finish(sv2.rs, all));
-    slots_ = outer;
-    return seq({leave, for_loop(sv2.rs, int_imm(0), int_imm(l.row_steps()), ForKind::Slots, seq(combine))});
+    std::vector<Stmt> combine = {declare(all, load(partial, {again_slot, key, int_imm(0)}))};
+    for (std::int64_t x = 1; x < w.extent; ++x)
+      combine.push_back(assign(all, reduce_combine(n->reduce_kind, all, load(partial, {again_slot, key, int_imm(x)}))));
+    Expr out = n->clear ? Expr(all) : reduce_combine(n->reduce_kind, reduce_convert(load(dst, {again_slot}), at), all);
+    combine.push_back(store(dst, {again_slot}, cast(n->dst->dtype, out)));
+    return seq({first, again.wrap(seq(combine))});
   }
 };
 
@@ -288,6 +403,8 @@ Kernel lower_fragments(const Kernel &kernel) {
   Kernel k = kernel;
   Lowerer lowerer(k);
   k.body = lowerer.mutate(kernel.body);
+  if (!lowerer.problem_.empty())
+    throw std::logic_error("lower-fragments: " + lowerer.problem_);
   if (!lowerer.scratch_.empty()) {
     std::vector<Stmt> body;
     for (auto &b : lowerer.scratch_)

@@ -1,5 +1,5 @@
 // lower-fragments: register fragments (kernel.layouts, from infer-layout) become per-thread
-// arrays, and the work on them is bound to threads by their layouts (ir/Layout.h).
+// arrays, and the work on them is bound to threads by their layouts (ir/Fragment.h).
 //
 // Requires: infer-layout, lower-tile-ops and lower-gemm (copies and fills are parallel
 //   nests; reductions of register fragments are still Reduce nodes).

@@ -31,7 +31,7 @@ private:
   const LayoutMap &layouts_;
   Stmt mutate_Gemm(const Stmt &self, const GemmNode *n) override {
     auto it = layouts_.find(n->c.buffer.get());
-    if (it != layouts_.end() && it->second.kind == FragmentLayout::MmaAccumulator)
+    if (it != layouts_.end() && it->second.mma)
       return self; // tensor cores: lower-fragments and the codegen
     return gemm_as_loops(n);
   }

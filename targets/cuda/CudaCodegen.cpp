@@ -547,9 +547,9 @@ private:
   /// of tile_cuda.h on the shared operands, into the accumulator's registers.
   void emit_gemm(const GemmNode *n) override {
     auto it = k_.layouts.find(n->c.buffer.get());
-    if (it == k_.layouts.end() || it->second.kind != FragmentLayout::MmaAccumulator)
+    if (it == k_.layouts.end() || !it->second.mma || it->second.mma->operand != MmaShape::C)
       return unlowered("a gemm without a tensor-core accumulator");
-    const FragmentLayout &l = it->second;
+    const MmaShape &l = *it->second.mma;
     // The operands: whole rank-2 buffers, or a stage of a multi-buffered one.
     auto operand = [&](const Region &r) {
       Expr off = offset(r.buffer, r.begin);

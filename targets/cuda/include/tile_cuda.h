@@ -411,7 +411,7 @@ __device__ __forceinline__ void mma_16816(float *d, const unsigned (&a)[4], cons
 
 /// acc (+)= op(A) op(B) for an M x N x K tile: A is [M, K] (TA: [K, M]) and B is [K, N]
 /// (TB: [N, K]) in shared memory, row-major with row strides lda and ldb (multiples of 8);
-/// acc is the thread's part of the M x N accumulator, laid out as ir/Layout.h says for a
+/// acc is the thread's part of the M x N accumulator, laid out as ir/Fragment.h says for a
 /// WARPS_M x WARPS_N grid of warps: atom (am, an) of the warp's tile in slots
 /// (am * AN + an) * 4 .. + 3. Every thread of the block calls it.
 template <int M, int N, int K, int WARPS_M, int WARPS_N, bool TA, bool TB, bool Clear, class T>

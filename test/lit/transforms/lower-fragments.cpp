@@ -64,12 +64,12 @@ namespace T = tile;
 // CHECK-NOT: shfl_xor(red, 32)
 // CHECK: red = red + shfl_xor(red, 1)
 // CHECK-NEXT: if (tid % 32 == 0) {
-// CHECK-NEXT: red_warps[rs.2, tid / 128, tid % 128 / 32] = red
+// CHECK-NEXT: red_warps[rs.2, 0, tid / 32] = red
 // CHECK: for rs.3 in slots(0, 1) {
-// CHECK-NEXT: var red.1: f32 = red_warps[rs.3, tid / 128, 0]
-// CHECK-NEXT: red.1 = red.1 + red_warps[rs.3, tid / 128, 1]
-// CHECK-NEXT: red.1 = red.1 + red_warps[rs.3, tid / 128, 2]
-// CHECK-NEXT: red.1 = red.1 + red_warps[rs.3, tid / 128, 3]
+// CHECK-NEXT: var red.1: f32 = red_warps[rs.3, 0, 0]
+// CHECK-NEXT: red.1 = red.1 + red_warps[rs.3, 0, 1]
+// CHECK-NEXT: red.1 = red.1 + red_warps[rs.3, 0, 2]
+// CHECK-NEXT: red.1 = red.1 + red_warps[rs.3, 0, 3]
 // CHECK-NEXT: s[rs.3] = red.1
 [[tile::kernel]] void wide_row(T::tensor<const float, 2> X, T::tensor<float, 1> Y) {
   auto [bx] = T::grid(X.size(0));
