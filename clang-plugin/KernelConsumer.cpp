@@ -105,6 +105,8 @@ void KernelConsumer::HandleTranslationUnit(ASTContext &ctx) {
     SourceLocation loc = tu_loc;
     if (auto it = decl_of.find(m.kernel_key); it != decl_of.end())
       loc = it->second->getLocation();
+    if (m.loc)
+      loc = SourceLocation::getFromRawEncoding(m.loc);
     auto level = m.kind == pipeline::Message::Error     ? DiagnosticsEngine::Error
                  : m.kind == pipeline::Message::Warning ? DiagnosticsEngine::Warning
                                                         : DiagnosticsEngine::Remark;

@@ -105,9 +105,11 @@ bool parse_options(const std::vector<std::string> &args, pipeline::Options &o, s
       o.compile_timeout = seconds;
     } else if (name == "verbose") {
       o.verbose = !has_value || value == "1" || value == "true";
+    } else if (name == "remarks") {
+      o.remarks = !has_value || value == "1" || value == "true";
     } else {
       problem = "unknown option '" + name.str() + "'; the options are targets=, print-after=, print-before=, "
-                "stop-after=, emit-source=, cache=, compile-timeout=, nvcc=, hipcc=, cxx= and verbose";
+                "stop-after=, emit-source=, cache=, compile-timeout=, nvcc=, hipcc=, cxx=, verbose and remarks";
       return false;
     }
   }

@@ -7,6 +7,7 @@
 #include "Pipeline/DeviceCompiler.h"
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
+#include "ir/Visitor.h"
 #include "targets/cpu/CpuCodegen.h"
 #include "targets/cpu/CpuCompiler.h"
 #include "targets/cuda/CudaCodegen.h"
@@ -191,10 +192,39 @@ void run_cpu(std::vector<ir::Kernel> kernels, const std::string &unit, const Opt
             std::vector<std::int64_t>(kernels.size(), 0), unit, opts, result);
 }
 
+/// The passes' remarks (-fplugin-arg-tile-remarks), once per architecture they hold for,
+/// and per kernel its shared memory (when the codegen ran) and estimated registers.
+void add_remarks(const std::string &target, const std::vector<std::string> &archs,
+                 const std::vector<ir::Kernel> &kernels, const std::vector<std::int64_t> &shared_bytes,
+                 Result &result) {
+  for (const std::string &arch : archs) {
+    const std::string tag = "[" + target + ":" + arch + "] ";
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      const ir::Kernel &k = kernels[i];
+      for (auto &r : k.remarks)
+        result.messages.push_back({Message::Remark, k.key, tag + r.text, "", r.loc});
+      if (i < shared_bytes.size()) {
+        // Registers: the thread's arrays (fragments, locals) in 32-bit words, plus a few for
+        // indices and addresses; nvcc's figure (ptxas -v) is the exact one.
+        std::int64_t words = 0;
+        ir::for_each_node(k.body, nullptr, [&](const ir::Stmt &s) {
+          if (auto d = s->as<ir::DeclBufferNode>(); d && d->buffer->scope == ir::Scope::Local)
+            words += (d->buffer->num_elements() * ir::bytes(d->buffer->dtype) + 3) / 4;
+        });
+        result.messages.push_back({Message::Remark, k.key,
+                                   tag + "kernel '" + k.display_name + "': " + std::to_string(shared_bytes[i]) +
+                                       " bytes of shared memory, about " + std::to_string(words + 24) +
+                                       " registers per thread (estimated)"});
+      }
+    }
+  }
+}
+
 void run_cuda(std::vector<ir::Kernel> kernels, const std::string &unit, const Options &opts,
               const std::function<void(const std::string &)> &dump, Result &result) {
   PassRunner passes(opts, dump, result);
   passes.set_target("cuda");
+  const std::vector<std::string> &archs = opts.cuda_archs.empty() ? cuda::default_archs() : opts.cuda_archs;
   if (!passes.run("infer-layout", kernels, transforms::infer_layout) ||
       !passes.run("lower-tile-ops", kernels,
                   [](const ir::Kernel &k) { return transforms::lower_tile_ops(k, transforms::IndexWidth::Narrow); }) ||
@@ -202,13 +232,17 @@ void run_cuda(std::vector<ir::Kernel> kernels, const std::string &unit, const Op
       !passes.run("lower-fragments", kernels, transforms::lower_fragments) ||
       !passes.run("bind-threads", kernels, transforms::bind_threads) ||
       !passes.run("inject-pipeline", kernels, transforms::inject_pipeline) ||
-      !passes.run("insert-sync", kernels, transforms::insert_sync))
+      !passes.run("insert-sync", kernels, transforms::insert_sync)) {
+    if (opts.remarks && result.ok())
+      add_remarks("cuda", archs, kernels, {}, result);
     return;
+  }
 
   cuda::Source source = cuda::emit_source(kernels);
+  if (opts.remarks)
+    add_remarks("cuda", archs, kernels, source.shared_bytes, result);
   if (listed(opts.print_after, "codegen"))
     dump_source(dump, "codegen", "cuda", source.text);
-  const std::vector<std::string> &archs = opts.cuda_archs.empty() ? cuda::default_archs() : opts.cuda_archs;
   for (size_t i = 0; i < kernels.size(); ++i)
     for (auto &p : cuda::check_limits(kernels[i], source.shared_bytes[i], archs))
       result.messages.push_back({p.warning ? Message::Warning : Message::Error, kernels[i].key, p.message, p.note});

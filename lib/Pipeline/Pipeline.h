@@ -37,6 +37,7 @@ struct Options {
   // images are compiled with too; empty when it has none.
   std::vector<std::string> sanitize_flags;
   bool verbose = false;
+  bool remarks = false; // what the passes chose: fragment places, gemm instructions, resources
   bool syntax_only = false; // -fsyntax-only: run the passes, build no images
   unsigned compile_timeout = default_compile_timeout_seconds; // seconds a device compiler may run
 };
@@ -58,6 +59,7 @@ struct Message {
   std::string kernel_key; // empty: about the whole translation unit
   std::string text;
   std::string note = ""; // what to write instead (errors)
+  std::uint32_t loc = 0;  // where in the kernel (the frontend's encoding); 0: at the kernel
 };
 
 struct Result {

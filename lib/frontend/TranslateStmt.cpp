@@ -72,6 +72,11 @@ void Translator::stmt(const Stmt *s) {
   Nesting nesting(*this, s->getBeginLoc());
   if (failed())
     return;
+  struct RestoreLoc {
+    std::uint32_t &at, saved;
+    ~RestoreLoc() { at = saved; }
+  } restore{loc_, loc_};
+  loc_ = s->getBeginLoc().getRawEncoding();
   if (!inline_stack.empty() && inline_stack.back().returned) {
     error(s->getBeginLoc(), "statement after the return of a macro or lambda",
           "a [[tile::macro]] function or lambda may return only at its end");
@@ -151,6 +156,7 @@ void Translator::stmt(const Stmt *s) {
                           : info.kind == TileTypeKind::Fragment ? ir::Scope::Fragment
                                                                 : ir::Scope::Local;
         ir::Buffer b = ir::make_buffer(unique_name(vd->getNameAsString()), scope, info.elem, info.shape);
+        b->loc = vd->getLocation().getRawEncoding();
         env[vd].buffer = b;
         emit(ir::decl_buffer(b));
         continue;

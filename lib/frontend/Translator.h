@@ -87,7 +87,13 @@ public:
 
   // Statements (TranslateStmt.cpp) ---------------------------------------------------
   void stmt(const clang::Stmt *s);
-  void emit(ir::Stmt s) { blocks_.back().push_back(std::move(s)); }
+  void emit(ir::Stmt s) {
+    if (s && !s->loc)
+      s->loc = loc_;
+    blocks_.back().push_back(std::move(s));
+  }
+  /// The statement being translated (a clang::SourceLocation's raw encoding).
+  std::uint32_t loc_ = 0;
   /// Translates `s` into a statement of its own.
   ir::Stmt sub_block(const clang::Stmt *s);
 

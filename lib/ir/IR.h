@@ -75,6 +75,9 @@ struct ExprNode {
 };
 struct StmtNode {
   StmtKind kind;
+  /// Where the user wrote it, in the frontend's opaque encoding (0: unknown), for remarks.
+  /// Set by the node's maker; mutators carry it to the nodes they rebuild.
+  mutable std::uint32_t loc = 0;
   explicit StmtNode(StmtKind k) : kind(k) {}
   virtual ~StmtNode() = default;
   template <class T> const T *as() const { return kind == T::static_kind ? static_cast<const T *>(this) : nullptr; }
@@ -102,6 +105,8 @@ struct BufferNode {
   /// Global: TensorDim strides; others: empty (dense row-major).
   std::vector<Expr> strides;
   bool read_only = false;
+  /// Where the user declared it, in the frontend's opaque encoding (0: unknown).
+  mutable std::uint32_t loc = 0;
   int rank() const { return int(shape.size()); }
   /// Static extent of dimension d (non-global buffers).
   std::int64_t extent(int d) const;
@@ -481,9 +486,18 @@ struct Kernel {
   Var thread_index;
   /// Layouts of the fragments kept in registers (infer-layout; GPU targets).
   LayoutMap layouts;
+  /// The layouts parallel nests over register fragments run by, keyed by the variable of
+  /// the nest's outermost loop (infer-layout; lower-fragments binds threads by them).
+  std::map<const VarNode *, Fragment> bindings;
   /// Shared buffers whose rows are padded: elements from one row's start to the next's
   /// (the others are dense; infer-layout pads tensor-core operands against bank conflicts).
   std::map<const BufferNode *, std::int64_t> row_pitch;
+  /// What the passes chose and why, for -fplugin-arg-tile-remarks: at `loc` (0: the kernel).
+  struct Remark {
+    std::uint32_t loc;
+    std::string text;
+  };
+  std::vector<Remark> remarks;
 };
 
 } // namespace tile::ir

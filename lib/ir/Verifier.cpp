@@ -127,12 +127,16 @@ public:
     auto a = n->a.tile_shape(), b = n->b.tile_shape(), c = n->c.tile_shape();
     // After lower-fragments a tensor-core accumulator is the thread's registers, whose
     // layout gives the M x N view.
-    if (auto it = layouts->find(n->c.buffer.get());
-        n->c.buffer->scope == Scope::Local && it != layouts->end() && it->second.mma) {
-      if (c.size() != 1 || c[0] != it->second.slots())
-        fail("gemm accumulator registers '" + n->c.buffer->name + "' do not match their layout");
-      c = {it->second.mma->rows, it->second.mma->cols};
-    }
+    auto registers = [&](const Region &r, std::vector<std::int64_t> &shape) {
+      if (auto it = layouts->find(r.buffer.get());
+          r.buffer->scope == Scope::Local && it != layouts->end() && it->second.mma) {
+        if (shape.size() != 1 || shape[0] != it->second.slots())
+          fail("gemm registers '" + r.buffer->name + "' do not match their layout");
+        shape = {it->second.mma->rows, it->second.mma->cols};
+      }
+    };
+    registers(n->a, a);
+    registers(n->c, c);
     if (a.size() != 2 || b.size() != 2 || c.size() != 2) {
       fail("gemm operands must be 2-D tiles");
       return;

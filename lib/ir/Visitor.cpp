@@ -135,14 +135,18 @@ Expr IRMutator::mutate(const Expr &e) {
 Stmt IRMutator::mutate(const Stmt &s) {
   if (!s)
     return s;
+  Stmt r = s;
   switch (s->kind) {
 #define X(N)                                                                                       \
   case StmtKind::N:                                                                                \
-    return mutate_##N(s, static_cast<const N##Node *>(s.get()));
+    r = mutate_##N(s, static_cast<const N##Node *>(s.get()));                                      \
+    break;
     TILE_IR_STMT_NODES(X)
 #undef X
   }
-  return s;
+  if (r && r != s && !r->loc)
+    r->loc = s->loc;
+  return r;
 }
 
 std::vector<Expr> IRMutator::mutate(const std::vector<Expr> &v, bool &changed) {

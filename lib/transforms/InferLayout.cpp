@@ -62,36 +62,33 @@ bool is_full(const Region &r) {
   return true;
 }
 
-/// Whether `idx` are exactly the variables `vars`, in order.
-bool same_vars(const std::vector<Expr> &idx, const std::vector<const VarNode *> &vars) {
-  if (idx.size() != vars.size())
-    return false;
-  for (size_t i = 0; i < idx.size(); ++i)
-    if (idx[i].get() != static_cast<const ExprNode *>(vars[i]))
-      return false;
-  return true;
-}
-
-/// One element access of a fragment in a parallel nest.
-struct NestAccess {
-  const BufferNode *buffer;
-  enum Kind { Element, Row, Column, Other } kind;
-};
-
 } // namespace
 
-std::optional<Fragment> mma_accumulator_layout(const GemmNode *g, int threads) {
+std::optional<MmaShape> mma_plan(const GemmNode *g, int threads, std::string &why_not) {
   const Buffer &a = g->a.buffer, &b = g->b.buffer, &c = g->c.buffer;
+  auto no = [&](std::string why) -> std::optional<MmaShape> {
+    why_not = std::move(why);
+    return std::nullopt;
+  };
   const bool sixteen = (a->dtype == ScalarType::BF16 && b->dtype == ScalarType::BF16) ||
                        (a->dtype == ScalarType::F16 && b->dtype == ScalarType::F16);
-  if (!sixteen || a->scope != Scope::Shared || b->scope != Scope::Shared || a->rank() != 2 || b->rank() != 2 ||
-      !is_full(g->a) || !is_full(g->b) || c->scope != Scope::Fragment || c->rank() != 2 || !is_full(g->c) ||
-      c->dtype != ScalarType::F32 || threads % 32 != 0)
-    return std::nullopt;
+  if (!sixteen)
+    return no(std::string("operands are ") + name(a->dtype) + " and " + name(b->dtype) +
+              "; tensor cores take two bf16 or two f16 operands");
+  if (a->scope == Scope::Global || b->scope == Scope::Global || a->scope == Scope::Local || b->scope == Scope::Local)
+    return no("operands must be in shared memory or fragments");
+  if (a->rank() != 2 || b->rank() != 2 || !is_full(g->a) || !is_full(g->b))
+    return no("operands must be whole rank-2 tiles");
+  if (c->scope != Scope::Fragment || c->rank() != 2 || !is_full(g->c) || c->dtype != ScalarType::F32)
+    return no("the accumulator must be a whole rank-2 f32 fragment");
+  if (threads % 32 != 0)
+    return no("the block's threads are not whole warps");
   const std::int64_t M = c->extent(0), N = c->extent(1), K = g->transpose_a ? a->extent(0) : a->extent(1);
   // ldmatrix reads 16-byte rows: row strides and k steps in multiples of 8 elements.
-  if (K % 16 != 0 || a->extent(1) % 8 != 0 || b->extent(1) % 8 != 0)
-    return std::nullopt;
+  if (K % 16 != 0)
+    return no("K = " + std::to_string(K) + " is not a multiple of 16");
+  if (a->extent(1) % 8 != 0 || b->extent(1) % 8 != 0)
+    return no("operand rows are not a multiple of 8 elements (16 bytes)");
   const int warps = threads / 32;
   std::optional<MmaShape> best;
   auto consider = [&](int wm) {
@@ -117,93 +114,332 @@ std::optional<Fragment> mma_accumulator_layout(const GemmNode *g, int threads) {
     for (int wm = 1; wm <= warps; ++wm)
       consider(wm);
   if (!best)
+    return no("no grid of " + std::to_string(warps) + " warps tiles " + std::to_string(M) + "x" + std::to_string(N) +
+              " by 16x8 atoms within " + std::to_string(max_mma_slots) + " registers per thread");
+  return best;
+}
+
+std::optional<Fragment> mma_accumulator_layout(const GemmNode *g, int threads) {
+  std::string why;
+  auto m = mma_plan(g, threads, why);
+  if (!m)
     return std::nullopt;
-  return mma_fragment(*best, threads);
+  return mma_fragment(*m, threads);
 }
 
 namespace {
+
+/// One access of a fragment in a parallel nest: the nest dimensions its indices are, in
+/// order, or none (`other`: any other index).
+struct Access {
+  const BufferNode *buffer;
+  std::vector<int> dims;
+  bool other = false;
+};
+
+/// The uses of fragments that ask something of their layouts.
+struct NestSite {
+  const VarNode *var; // the outermost loop's variable: the key of the binding
+  std::uint32_t loc;
+  std::vector<std::int64_t> extents;
+  std::vector<Access> accesses;
+  bool effects = false;                        // atomics or prints: once per holder
+  std::vector<const BufferNode *> read_back;   // non-local buffers stored, then loaded
+};
+struct ReduceSite {
+  const ReduceNode *n;
+  std::uint32_t loc;
+};
+struct CopySite {
+  const BufferNode *src, *dst;
+  std::uint32_t loc;
+};
+struct GemmSite {
+  const GemmNode *g;
+  std::uint32_t loc;
+  std::optional<MmaShape> mma; // tensor cores, on this warp grid
+  std::string why_not;         // else why not
+};
+
+std::string quoted(const BufferNode *b) { return "'" + b->name + "'"; }
 
 class Inference {
 public:
   explicit Inference(const Kernel &k) : k_(k) {}
 
-  LayoutMap run() {
-    for_each_node(k_.body, nullptr, [&](const Stmt &s) {
-      if (auto d = s->as<DeclBufferNode>(); d && d->buffer->scope == Scope::Fragment) {
-        const BufferNode *b = d->buffer.get();
-        fragments_.insert(b);
-        if (b->rank() > 2)
-          shared_.insert(b);
-      }
-    });
+  void run() {
     collect(k_.body);
-    // Rank-1 fragments take the layout their uses ask for, or their own.
-    for (const BufferNode *b : fragments_) {
-      if (shared_.count(b))
-        continue;
-      if (b->rank() == 2) {
-        auto &asked = mma_[b];
-        if (asked.size() > 1)
-          shared_.insert(b); // gemms that would lay it out differently
-        else
-          layout_[b] = asked.empty() ? matrix_fragment(b->extent(0), b->extent(1), k_.threads) : asked[0];
-        continue;
-      }
-      auto &asked = demands_[b];
-      if (asked.empty())
-        layout_[b] = vector_fragment(b->extent(0), k_.threads);
-      else if (asked.size() == 1)
-        layout_[b] = *asked.begin();
-      else
-        shared_.insert(b);
+    // Falling back to shared memory can undo what other fragments' layouts were derived
+    // from: solve again until nothing more falls back.
+    for (;;) {
+      const size_t before = shared_.size();
+      solve();
+      check();
+      if (shared_.size() == before)
+        break;
     }
-    // Falling back to shared memory can invalidate other fragments' uses: repeat to a
-    // fixed point (only ever more fragments fall back).
-    for (bool changed = true; changed;) {
-      size_t before = shared_.size();
-      for (auto &c : checks_)
-        c();
-      for (auto &[b, l] : layout_)
-        if (l.slots() > (l.mma ? max_mma_slots : max_slots))
-          shared_.insert(b);
-      changed = shared_.size() != before;
-    }
+  }
+
+  LayoutMap layouts() const {
     LayoutMap out;
     for (auto &[b, l] : layout_)
       if (!shared_.count(b))
-        out[b] = l;
+        out.emplace(b, l);
+    return out;
+  }
+  std::map<const VarNode *, Fragment> bindings() const {
+    std::map<const VarNode *, Fragment> out;
+    for (auto &n : nests_)
+      if (auto b = binding(n))
+        out.emplace(n.var, *b);
+    return out;
+  }
+
+  /// Remarks: where each fragment lives and why, which instruction each gemm runs on.
+  std::vector<Kernel::Remark> remarks() const {
+    std::vector<Kernel::Remark> out;
+    for (const BufferNode *b : fragments_) {
+      if (auto it = shared_.find(b); it != shared_.end())
+        out.push_back({b->loc, "fragment " + quoted(b) + " in shared memory: " + it->second});
+      else if (auto l = layout_.find(b); l != layout_.end())
+        out.push_back({b->loc, "fragment " + quoted(b) + " in registers: " + to_string(l->second)});
+    }
+    for (auto &g : gemms_) {
+      if (g.mma && in_registers(g.g->c.buffer.get())) {
+        const MmaShape &m = *g.mma;
+        const bool a_regs = in_registers(g.g->a.buffer.get());
+        out.push_back({g.loc, "gemm on tensor cores (mma.sync.m16n8k16." + std::string(name(g.g->a.buffer->dtype)) +
+                                  ", " + std::to_string(m.warps_m) + "x" + std::to_string(m.warps_n) + " warps, a from " +
+                                  (a_regs ? "registers" : "shared memory via ldmatrix") + ")"});
+      } else {
+        out.push_back({g.loc, "gemm on FMA: " + (g.mma ? "its accumulator " + quoted(g.g->c.buffer.get()) +
+                                                             " is in shared memory"
+                                                       : g.why_not)});
+      }
+    }
     return out;
   }
 
 private:
   const Kernel &k_;
-  std::set<const BufferNode *> fragments_, shared_;
+  std::vector<const BufferNode *> fragments_; // in declaration order
+  std::set<const BufferNode *> is_fragment_;
+  std::map<const BufferNode *, std::string> shared_; // and why
   std::map<const BufferNode *, Fragment> layout_;
-  /// Per fragment, the distinct layouts its uses ask for.
-  std::map<const BufferNode *, std::vector<Fragment>> demands_;
-  /// Per rank-2 fragment, the tensor-core accumulator layouts its gemms ask for.
-  std::map<const BufferNode *, std::vector<Fragment>> mma_;
-  /// Re-checked until nothing more falls back.
-  std::vector<std::function<void()>> checks_;
+  std::vector<NestSite> nests_;
+  std::vector<ReduceSite> reduces_;
+  std::vector<CopySite> copies_;
+  std::vector<GemmSite> gemms_;
+  std::vector<const BufferNode *> atomic_sources_;
+  bool progress_ = false;
 
-  bool is_fragment(const Buffer &b) const { return fragments_.count(b.get()) > 0; }
-  bool in_registers(const BufferNode *b) const { return fragments_.count(b) && !shared_.count(b); }
+  bool is_fragment(const Buffer &b) const { return is_fragment_.count(b.get()) > 0; }
+  bool in_registers(const BufferNode *b) const { return is_fragment_.count(b) && !shared_.count(b); }
 
-  void demand(const BufferNode *b, const Fragment &l) {
-    auto &d = demands_[b];
-    for (auto &x : d)
-      if (x == l)
-        return;
-    d.push_back(l);
+  void to_shared(const BufferNode *b, const std::string &why) {
+    if (is_fragment_.count(b) && !shared_.count(b))
+      shared_[b] = why;
   }
 
-  /// Every fragment accessed element-wise in `e` or `s` is used outside a parallel nest.
+  /// Gives `b` layout `l` if it has none; whether it has `l` now. A fragment in shared
+  /// memory takes any.
+  bool assign(const BufferNode *b, const Fragment &l) {
+    if (!in_registers(b))
+      return true;
+    auto it = layout_.find(b);
+    if (it == layout_.end()) {
+      layout_.emplace(b, l);
+      progress_ = true;
+      return true;
+    }
+    return it->second == l;
+  }
+
+  // Solving -------------------------------------------------------------------------------
+
+  void solve() {
+    layout_.clear();
+    strict();
+    do
+      common();
+    while (free_step());
+  }
+
+  /// Tensor-core gemms fix their accumulators' layouts, and their first operands' where
+  /// these are fragments (then read from registers).
+  void strict() {
+    for (auto &g : gemms_) {
+      const BufferNode *a = g.g->a.buffer.get(), *c = g.g->c.buffer.get();
+      if (!g.mma || !in_registers(c))
+        continue;
+      if (!assign(c, mma_fragment(*g.mma, k_.threads)))
+        to_shared(c, "the accumulator of two gemms that lay it out differently");
+      if (in_registers(a)) {
+        MmaShape op{MmaShape::A, g.mma->rows, a->extent(1), g.mma->warps_m, g.mma->warps_n};
+        if (!assign(a, mma_fragment(op, k_.threads)))
+          to_shared(a, "operand a of gemms that need it laid out differently");
+      }
+    }
+  }
+
+  /// The layout a nest runs by: of a fragment it accesses with all its variables in order
+  /// (a tensor-core layout first), or of a 1-D nest's fragment.
+  std::optional<Fragment> binding(const NestSite &n) const {
+    std::optional<Fragment> found;
+    for (auto &a : n.accesses) {
+      if (a.other || !in_registers(a.buffer))
+        continue;
+      auto it = layout_.find(a.buffer);
+      if (it == layout_.end() || int(a.dims.size()) != int(n.extents.size()))
+        continue;
+      bool in_order = true;
+      for (size_t d = 0; d < a.dims.size(); ++d)
+        in_order &= a.dims[d] == int(d);
+      if (!in_order)
+        continue;
+      if (!found || (it->second.mma && !found->mma))
+        found = it->second;
+    }
+    return found;
+  }
+
+  /// Propagates layouts through reductions, copies and nests until nothing changes.
+  void common() {
+    do {
+      progress_ = false;
+      for (auto &r : reduces_) {
+        const BufferNode *src = r.n->src.get(), *dst = r.n->dst.get();
+        if (!in_registers(src) || !layout_.count(src))
+          continue;
+        if (!assign(dst, drop_dim(layout_.at(src), r.n->dim)))
+          to_shared(dst, "reduced from " + quoted(src) + " into a layout its other uses do not share");
+      }
+      for (auto &c : copies_) {
+        const bool has_src = layout_.count(c.src), has_dst = layout_.count(c.dst);
+        if (has_src && in_registers(c.dst) && !assign(c.dst, layout_.at(c.src)))
+          to_shared(c.dst, "copied from " + quoted(c.src) + " (" + to_string(layout_.at(c.src)) +
+                               "), which its other uses lay out differently (" + to_string(layout_.at(c.dst)) + ")");
+        else if (!has_src && has_dst && in_registers(c.src))
+          assign(c.src, layout_.at(c.dst));
+      }
+      for (auto &n : nests_) {
+        auto b = binding(n);
+        if (b)
+          bind(n, *b);
+      }
+    } while (progress_);
+  }
+
+  void bind(const NestSite &n, const Fragment &b) {
+    for (auto &a : n.accesses) {
+      if (a.other || !in_registers(a.buffer))
+        continue;
+      Fragment want = select_dims(b, a.dims);
+      if (!assign(a.buffer, want))
+        to_shared(a.buffer, "a parallel loop bound by " + to_string(b) + " reads it as " + to_string(want) +
+                                ", but it is laid out as " + to_string(layout_.at(a.buffer)));
+    }
+  }
+
+  /// Where propagation leaves a choice: one choice, then propagation again. Matrices before
+  /// vectors (a vector's layout is mostly a matrix's row or column vector), each in program
+  /// order: a 2-D nest over a matrix without a layout runs by the matrix layout of its
+  /// extents; a matrix no nest touches gets its matrix layout; a 2-D nest over vectors alone
+  /// runs by its matrix; a 1-D nest by the vector layout of its extent; a vector alone gets
+  /// that too.
+  bool free_step() {
+    auto open_nest = [&](std::size_t depth, bool need_matrix) -> const NestSite * {
+      for (auto &n : nests_) {
+        if (n.extents.size() != depth || binding(n))
+          continue;
+        for (auto &a : n.accesses)
+          if (!a.other && in_registers(a.buffer) && !layout_.count(a.buffer) && (!need_matrix || a.dims.size() == 2))
+            return &n;
+      }
+      return nullptr;
+    };
+    auto lone = [&](int rank) -> const BufferNode * {
+      for (const BufferNode *b : fragments_)
+        if (in_registers(b) && !layout_.count(b) && b->rank() == rank)
+          return b;
+      return nullptr;
+    };
+    if (auto n = open_nest(2, true)) {
+      bind(*n, matrix_fragment(n->extents[0], n->extents[1], k_.threads));
+    } else if (auto b = lone(2)) {
+      assign(b, matrix_fragment(b->extent(0), b->extent(1), k_.threads));
+    } else if (auto n2 = open_nest(2, false)) {
+      bind(*n2, matrix_fragment(n2->extents[0], n2->extents[1], k_.threads));
+    } else if (auto n1 = open_nest(1, false)) {
+      bind(*n1, vector_fragment(n1->extents[0], k_.threads));
+    } else if (auto v = lone(1)) {
+      assign(v, vector_fragment(v->extent(0), k_.threads));
+    } else {
+      return false;
+    }
+    return true;
+  }
+
+  /// What the layouts found cannot serve (only ever sends more fragments to shared memory).
+  void check() {
+    for (auto &[b, l] : layout_) {
+      const std::int64_t limit = l.mma ? max_mma_slots : max_slots;
+      if (in_registers(b) && l.slots() > limit)
+        to_shared(b, "needs " + std::to_string(l.slots()) + " registers per thread, more than the " +
+                         std::to_string(limit) + " a fragment may take");
+    }
+    for (auto &r : reduces_) {
+      const BufferNode *src = r.n->src.get(), *dst = r.n->dst.get();
+      if (!in_registers(src) && in_registers(dst))
+        to_shared(dst, "reduced from " + quoted(src) + ", which is in shared memory");
+      else if (in_registers(src) && !in_registers(dst))
+        to_shared(src, "reduced into " + quoted(dst) + ", which is in shared memory");
+    }
+    for (auto *b : atomic_sources_)
+      if (in_registers(b) && layout_.count(b) && layout_.at(b).replicated())
+        to_shared(b, "the source of a region atomic, which would add each element once per thread holding it");
+    for (auto &n : nests_) {
+      auto b = binding(n);
+      if (!b || !b->replicated())
+        continue;
+      // A replicated layout runs the body once per holder: atomics and prints must not, and
+      // stores outside the registers are one holder's (lower-fragments), so the others must
+      // not read them back.
+      bool effects = n.effects;
+      for (auto *x : n.read_back)
+        effects |= !in_registers(x);
+      if (!effects)
+        continue;
+      for (auto &a : n.accesses)
+        if (in_registers(a.buffer) && layout_.count(a.buffer) && layout_.at(a.buffer).replicated())
+          to_shared(a.buffer, std::string("held by several threads each, in a parallel loop that ") +
+                                  (n.effects ? "has atomics or prints" : "reads back what it stores"));
+    }
+    for (auto &g : gemms_) {
+      const BufferNode *a = g.g->a.buffer.get(), *b = g.g->b.buffer.get(), *c = g.g->c.buffer.get();
+      const bool tensor_cores = g.mma && in_registers(c);
+      const std::string why = tensor_cores ? "" : g.mma ? "its accumulator is in shared memory" : g.why_not;
+      if (!tensor_cores) {
+        to_shared(a, "operand a of a gemm on FMA (" + why + ")");
+        to_shared(b, "operand b of a gemm on FMA (" + why + ")");
+        to_shared(c, "the accumulator of a gemm on FMA (" + why + ")");
+      } else {
+        to_shared(b, "operand b of a tensor-core gemm, which ldmatrix reads from shared memory");
+        if (g.g->transpose_a)
+          to_shared(a, "operand a of a tensor-core gemm with transpose_a, which ldmatrix reads from shared memory");
+      }
+    }
+  }
+
+  // Collecting ----------------------------------------------------------------------------
+
+  /// Every fragment accessed element-wise in `e` is used outside a parallel nest.
   void accessed_outside(const Expr &e) {
     if (!e)
       return;
     for_each_expr(e, [&](const Expr &x) {
       if (auto l = x->as<LoadNode>(); l && is_fragment(l->buffer))
-        shared_.insert(l->buffer.get());
+        to_shared(l->buffer.get(), "read outside a parallel loop");
     });
   }
   static void for_each_expr(const Expr &e, const std::function<void(const Expr &)> &f) {
@@ -221,17 +457,16 @@ private:
 
   void region_use(const Region &r) {
     if (is_fragment(r.buffer) && !is_full(r))
-      shared_.insert(r.buffer.get());
+      to_shared(r.buffer.get(), "used through a part of it");
     for (auto &b : r.begin)
       accessed_outside(b);
   }
 
-  /// Walks uniform code (outside parallel nests).
   void collect(const Stmt &s) {
     if (!s)
       return;
     if (auto nest = parallel_nest(s)) {
-      collect_nest(*nest);
+      collect_nest(s, *nest);
       return;
     }
     switch (s->kind) {
@@ -239,6 +474,16 @@ private:
       for (auto &c : s->as<SeqNode>()->stmts)
         collect(c);
       return;
+    case StmtKind::DeclBuffer: {
+      const BufferNode *b = s->as<DeclBufferNode>()->buffer.get();
+      if (b->scope != Scope::Fragment)
+        return;
+      fragments_.push_back(b);
+      is_fragment_.insert(b);
+      if (b->rank() > 2)
+        to_shared(b, "fragments of rank " + std::to_string(b->rank()) + " live in shared memory");
+      return;
+    }
     case StmtKind::For: {
       auto f = s->as<ForNode>();
       accessed_outside(f->begin);
@@ -260,20 +505,9 @@ private:
       region_use(c->dst);
       // Every thread holds all of a local buffer, and takes all of the source into it.
       if (is_fragment(c->src.buffer) && c->dst.buffer->scope == Scope::Local)
-        shared_.insert(c->src.buffer.get());
-      if (is_fragment(c->src.buffer) && is_fragment(c->dst.buffer)) {
-        const BufferNode *a = c->src.buffer.get(), *b = c->dst.buffer.get();
-        if (a->rank() != 2 || b->rank() != 2) {
-          shared_.insert(a); // rank-1 pairs would have to agree: not worth it
-          shared_.insert(b);
-        }
-        checks_.push_back([this, a, b] { // element by element in one thread: the same layout
-          if (in_registers(a) != in_registers(b) || (in_registers(a) && !(layout_[a] == layout_[b]))) {
-            shared_.insert(a);
-            shared_.insert(b);
-          }
-        });
-      }
+        to_shared(c->src.buffer.get(), "copied into a local buffer, which every thread holds whole");
+      if (is_fragment(c->src.buffer) && is_fragment(c->dst.buffer))
+        copies_.push_back({c->src.buffer.get(), c->dst.buffer.get(), s->loc});
       return;
     }
     case StmtKind::Fill: {
@@ -288,13 +522,8 @@ private:
       accessed_outside(a->value);
       if (a->src) {
         region_use(*a->src);
-        if (is_fragment(a->src->buffer)) {
-          const BufferNode *b = a->src->buffer.get();
-          checks_.push_back([this, b] {
-            if (in_registers(b) && layout_.count(b) && layout_[b].replicated())
-              shared_.insert(b); // each element once, not once per copy
-          });
-        }
+        if (is_fragment(a->src->buffer))
+          atomic_sources_.push_back(a->src->buffer.get());
       }
       return;
     }
@@ -302,42 +531,30 @@ private:
       auto r = s->as<ReduceNode>();
       const BufferNode *src = r->src.get(), *dst = r->dst.get();
       if (!is_fragment(r->src) || !is_fragment(r->dst) || src->rank() != 2 || r->dim != 1 || dst->rank() != 1) {
-        if (is_fragment(r->src))
-          shared_.insert(src);
-        if (is_fragment(r->dst))
-          shared_.insert(dst);
+        const std::string why = src->rank() != 2 || dst->rank() != 1
+                                    ? "reduced from rank " + std::to_string(src->rank()) + " to rank " +
+                                          std::to_string(dst->rank()) + ", which registers do not serve"
+                                : r->dim != 1 ? "reduced along its first dimension, which registers do not serve"
+                                              : "reduced between shared memory and a fragment";
+        to_shared(src, why);
+        to_shared(dst, why);
         return;
       }
-      Fragment rows = drop_dim(matrix_fragment(src->extent(0), src->extent(1), k_.threads), 1);
-      demand(dst, rows);
-      checks_.push_back([this, src, dst, rows] {
-        if (!in_registers(src) || !in_registers(dst) || !(layout_[dst] == rows)) {
-          shared_.insert(src);
-          shared_.insert(dst);
-        }
-      });
+      reduces_.push_back({r, s->loc});
       return;
     }
     case StmtKind::Gemm: {
-      // Tensor cores when the operands allow, the accumulator then in their layout; else
-      // the FMA path, on fragments in shared memory.
       auto g = s->as<GemmNode>();
-      auto mma = mma_accumulator_layout(g, k_.threads);
-      for (const Region *r : {&g->a, &g->b, &g->c})
-        if (is_fragment(r->buffer) && !(mma && r == &g->c))
-          shared_.insert(r->buffer.get());
-      if (mma) {
-        auto &asked = mma_[g->c.buffer.get()];
-        if (std::find(asked.begin(), asked.end(), *mma) == asked.end())
-          asked.push_back(*mma);
-      }
+      GemmSite site{g, s->loc, std::nullopt, ""};
+      if (auto m = mma_plan(g, k_.threads, site.why_not))
+        site.mma = *m;
+      gemms_.push_back(site);
       return;
     }
     case StmtKind::Cumsum: {
       auto c = s->as<CumsumNode>();
       for (const Buffer *b : {&c->src, &c->dst})
-        if (is_fragment(*b))
-          shared_.insert(b->get());
+        to_shared(b->get(), "an operand of cumsum, which scans in shared memory");
       return;
     }
     case StmtKind::Declare:
@@ -348,8 +565,7 @@ private:
       return;
     case StmtKind::Store: {
       auto st = s->as<StoreNode>();
-      if (is_fragment(st->buffer))
-        shared_.insert(st->buffer.get());
+      to_shared(st->buffer.get(), "written outside a parallel loop");
       for (auto &i : st->indices)
         accessed_outside(i);
       accessed_outside(st->value);
@@ -367,33 +583,35 @@ private:
     }
   }
 
-  void collect_nest(const ParallelNest &nest) {
+  void collect_nest(const Stmt &root, const ParallelNest &nest) {
+    NestSite site;
+    site.var = nest.loops[0]->var.get();
+    site.loc = root->loc;
     std::vector<const VarNode *> vars;
-    std::vector<std::int64_t> extents;
     for (auto *l : nest.loops) {
       vars.push_back(l->var.get());
-      extents.push_back(*as_const_int(l->extent));
+      site.extents.push_back(*as_const_int(l->extent));
     }
-    // Every fragment access in the nest (guards included), classified.
-    std::vector<NestAccess> accesses;
-    bool replicating_effects = false, writes_local = false;
+    bool writes_local = false;
     std::set<const BufferNode *> stored, loaded;
     auto classify = [&](const Buffer &b, const std::vector<Expr> &idx) {
       if (!is_fragment(b))
         return;
-      NestAccess a{b.get(), NestAccess::Other};
-      bool shape_matches = b->rank() == int(extents.size());
-      for (int d = 0; shape_matches && d < b->rank(); ++d)
-        shape_matches = b->extent(d) == extents[d];
-      if (shape_matches && same_vars(idx, vars))
-        a.kind = NestAccess::Element;
-      else if (vars.size() == 2 && b->rank() == 1 && idx.size() == 1 && idx[0].get() == (const ExprNode *)vars[0] &&
-               b->extent(0) == extents[0])
-        a.kind = NestAccess::Row;
-      else if (vars.size() == 2 && b->rank() == 1 && idx.size() == 1 && idx[0].get() == (const ExprNode *)vars[1] &&
-               b->extent(0) == extents[1])
-        a.kind = NestAccess::Column;
-      accesses.push_back(a);
+      Access a{b.get(), {}, false};
+      for (size_t i = 0; i < idx.size() && !a.other; ++i) {
+        auto it = std::find(vars.begin(), vars.end(), static_cast<const VarNode *>(idx[i].get()));
+        if (idx[i]->kind != ExprKind::Var || it == vars.end() || b->extent(int(i)) != site.extents[it - vars.begin()])
+          a.other = true;
+        else
+          a.dims.push_back(int(it - vars.begin()));
+      }
+      // The nest's variables in order (all of them, or one for a rank-1 fragment): others
+      // (a transpose) would need the data moved between threads.
+      for (size_t i = 1; i < a.dims.size(); ++i)
+        a.other |= a.dims[i] <= a.dims[i - 1];
+      if (int(idx.size()) != b->rank())
+        a.other = true;
+      site.accesses.push_back(a);
     };
     auto visit_stmt = [&](const Stmt &st) {
       for_each_node(
@@ -409,13 +627,11 @@ private:
               classify(store->buffer, store->indices);
               writes_local |= store->buffer->scope == Scope::Local;
               stored.insert(store->buffer.get());
-            }
-            else if (x->as<AtomicNode>() || x->as<PrintNode>())
-              replicating_effects = true;
-            else if (auto c = x->as<CopyNode>()) { // tile ops inside a nest: not element-wise
+            } else if (x->as<AtomicNode>() || x->as<PrintNode>()) {
+              site.effects = true;
+            } else if (auto c = x->as<CopyNode>()) { // tile ops inside a nest: not element-wise
               for (const Region *r : {&c->src, &c->dst})
-                if (is_fragment(r->buffer))
-                  shared_.insert(r->buffer.get());
+                to_shared(r->buffer.get(), "used by a copy inside a parallel loop");
             }
           });
     };
@@ -426,71 +642,22 @@ private:
             classify(l->buffer, l->indices);
         });
     visit_stmt(nest.body);
+    for (auto *b : stored)
+      if (b->scope != Scope::Local && loaded.count(b))
+        site.read_back.push_back(b);
 
-    for (auto &a : accesses)
-      if (a.kind == NestAccess::Other)
-        shared_.insert(a.buffer);
+    for (auto &a : site.accesses)
+      if (a.other)
+        to_shared(a.buffer, "indexed in a parallel loop by other than the loop's variables in order");
     // A nest that fills a local buffer runs whole in every thread (each holds all of it),
     // so the fragments it touches cannot be split over the threads as registers.
     if (vars.size() > 2 || writes_local) {
-      for (auto &a : accesses)
-        shared_.insert(a.buffer);
+      for (auto &a : site.accesses)
+        to_shared(a.buffer, vars.size() > 2 ? "accessed in a parallel loop of more than two dimensions"
+                                            : "accessed in a parallel loop that fills a local buffer");
       return;
     }
-    if (vars.size() == 2) {
-      Fragment m = matrix_fragment(extents[0], extents[1], k_.threads);
-      const Fragment row_vector = drop_dim(m, 1), column_vector = drop_dim(m, 0);
-      for (auto &a : accesses) {
-        if (a.kind == NestAccess::Row)
-          demand(a.buffer, row_vector);
-        else if (a.kind == NestAccess::Column)
-          demand(a.buffer, column_vector);
-      }
-      checks_.push_back([this, accesses, m, row_vector, column_vector] {
-        // The nest runs as a tensor-core accumulator it touches is laid out, if any, else
-        // as the matrix layout of its extents.
-        Fragment binding = m;
-        for (auto &a : accesses)
-          if (a.kind == NestAccess::Element && in_registers(a.buffer) &&
-              layout_[a.buffer].mma)
-            binding = layout_[a.buffer];
-        for (auto &a : accesses) {
-          if (!in_registers(a.buffer))
-            continue;
-          const Fragment &l = layout_[a.buffer];
-          bool ok = a.kind == NestAccess::Element ? l == binding
-                                        : binding.mma                            ? false
-                                        : a.kind == NestAccess::Row              ? l == row_vector
-                                                             : l == column_vector;
-          if (!ok)
-            shared_.insert(a.buffer);
-        }
-      });
-      return;
-    }
-    // A 1-D nest runs as its register fragments are laid out: they must agree, and a
-    // replicated layout runs the body once per copy, which atomics and prints must not.
-    // Stores outside the registers are then done by one of the copies (lower-fragments),
-    // so the others must not read them back.
-    std::vector<const BufferNode *> read_back;
-    for (auto *b : stored)
-      if (b->scope != Scope::Local && loaded.count(b))
-        read_back.push_back(b);
-    checks_.push_back([this, accesses, replicating_effects, read_back] {
-      bool effects = replicating_effects;
-      for (auto *b : read_back)
-        effects |= !in_registers(b);
-      const Fragment *first = nullptr;
-      for (auto &a : accesses) {
-        if (!in_registers(a.buffer))
-          continue;
-        const Fragment &l = layout_[a.buffer];
-        if ((first && !(l == *first)) || (effects && l.replicated()))
-          shared_.insert(a.buffer);
-        else if (!first)
-          first = &l;
-      }
-    });
+    nests_.push_back(std::move(site));
   }
 };
 
@@ -498,7 +665,12 @@ private:
 
 Kernel infer_layout(const Kernel &kernel) {
   Kernel k = kernel;
-  k.layouts = Inference(kernel).run();
+  Inference inference(kernel);
+  inference.run();
+  k.layouts = inference.layouts();
+  k.bindings = inference.bindings();
+  for (auto &r : inference.remarks())
+    k.remarks.push_back(r);
   // ldmatrix reads 16 bytes from each of 8 rows at once: rows an even number of 16-byte
   // units apart share banks. One more unit per row spreads them over all banks.
   for_each_node(k.body, nullptr, [&](const Stmt &s) {
@@ -509,6 +681,8 @@ Kernel infer_layout(const Kernel &kernel) {
     if (it == k.layouts.end() || !it->second.mma)
       return;
     for (const Buffer *b : {&g->a.buffer, &g->b.buffer}) {
+      if (k.layouts.count(b->get()))
+        continue; // in registers
       const std::int64_t row = (*b)->extent(1), units = row * bytes((*b)->dtype) / 16;
       if (units % 2 == 0)
         k.row_pitch[b->get()] = row + 16 / bytes((*b)->dtype);

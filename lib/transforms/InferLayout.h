@@ -38,6 +38,8 @@ ir::Kernel infer_layout(const ir::Kernel &kernel);
 /// a warp grid that tiles M by 16 and N by 8 with at most 256 accumulators per thread),
 /// the warp grid chosen by its policy (square: the warp tile closest to square).
 std::optional<ir::Fragment> mma_accumulator_layout(const ir::GemmNode *g, int threads);
+/// The warp grid of gemm `g` on tensor cores, or nothing and why not.
+std::optional<ir::MmaShape> mma_plan(const ir::GemmNode *g, int threads, std::string &why_not);
 
 /// A nest of parallel loops: the loops (outermost first) and the guards (ifs without else)
 /// found between them; `body` is what the innermost loop runs under its guards.

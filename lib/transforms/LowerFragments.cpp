@@ -177,20 +177,16 @@ private:
   /// never get here: infer-layout keeps the fragments of such nests in shared memory.)
   Stmt first_holder(Stmt s) const { return replica_ ? if_then_else(replica_, std::move(s)) : s; }
 
-  /// The layout a nest is bound by: a tensor-core accumulator it touches, else the matrix
-  /// layout of its R x C extents, or the layout of a 1-D nest's register fragment.
+  /// The layout a nest is bound by: infer-layout's for the nests it saw; for those made
+  /// since (copies and fills of a fragment), the layout of the register fragment it
+  /// accesses with all its variables.
   std::optional<Fragment> nest_layout(const ParallelNest &nest) const {
-    bool touches = false;
-    const Fragment *first = nullptr, *mma = nullptr;
+    if (auto it = k_.bindings.find(nest.loops[0]->var.get()); it != k_.bindings.end())
+      return it->second;
+    const Fragment *first = nullptr;
     auto seen = [&](const BufferNode *b) {
-      if (!in_registers(b))
-        return;
-      touches = true;
-      const Fragment &l = k_.layouts.at(b);
-      if (!first)
-        first = &l;
-      if (!mma && l.mma && b->rank() == int(nest.loops.size()))
-        mma = &l;
+      if (!first && in_registers(b) && b->rank() == int(nest.loops.size()))
+        first = &k_.layouts.at(b);
     };
     for_each_node(
         seq({nest.body}),
@@ -202,15 +198,9 @@ private:
           if (auto st = s->as<StoreNode>())
             seen(st->buffer.get());
         });
-    if (!touches)
-      return std::nullopt;
-    if (nest.loops.size() == 2)
-      return mma ? *mma
-                 : matrix_fragment(*as_const_int(nest.loops[0]->extent), *as_const_int(nest.loops[1]->extent),
-                                   k_.threads);
     if (first)
       return *first;
-    return std::nullopt; // only guards read registers: not a nest infer-layout binds
+    return std::nullopt; // no register fragment (or only in guards): bind-threads binds it
   }
 
   Stmt mutate_For(const Stmt &self, const ForNode *n) override {
@@ -261,13 +251,16 @@ private:
     return sl.wrap(seq(head));
   }
 
-  /// A tensor-core gemm keeps its node, with the accumulator's registers as destination.
+  /// A tensor-core gemm keeps its node, with the accumulator's registers as destination
+  /// (and the first operand's, where it is in registers).
   Stmt mutate_Gemm(const Stmt &self, const GemmNode *n) override {
     auto it = regs_.find(n->c.buffer.get());
     if (it == regs_.end())
       return self;
-    return std::make_shared<GemmNode>(n->a, n->b, full_region(it->second), n->transpose_a, n->transpose_b,
-                                      n->clear_accum, n->policy);
+    auto a = regs_.find(n->a.buffer.get());
+    return std::make_shared<GemmNode>(a == regs_.end() ? n->a : full_region(a->second), n->b,
+                                      full_region(it->second), n->transpose_a, n->transpose_b, n->clear_accum,
+                                      n->policy);
   }
 
   /// A reduction along dimension r of a register fragment: per element of the destination

@@ -556,6 +556,15 @@ private:
       return is_const_int(off, 0) ? buffer(r.buffer) : "&" + buffer(r.buffer) + "[" + expr(off) + "]";
     };
     const Region &a = n->a, &b = n->b;
+    const std::string shape = std::to_string(l.rows) + ", " + std::to_string(l.cols) + ", ";
+    if (auto ra = k_.layouts.find(a.buffer.get()); ra != k_.layouts.end() && ra->second.mma) {
+      // The first operand in registers, laid out as mma's A (lower-fragments).
+      line("tile_cuda::mma_gemm_rs<" + shape + std::to_string(ra->second.mma->cols) + ", " +
+           std::to_string(l.warps_m) + ", " + std::to_string(l.warps_n) + ", " + (n->transpose_b ? "true" : "false") +
+           ", " + (n->clear_accum ? "true" : "false") + ">(" + buffer(a.buffer) + ", " + operand(b) + ", " +
+           std::to_string(row_pitch(b.buffer)) + ", " + buffer(n->c.buffer) + ");");
+      return;
+    }
     const std::int64_t K = n->transpose_a ? a.extent[a.tile_dims[0]] : a.extent[a.tile_dims[1]];
     line("tile_cuda::mma_gemm<" + std::to_string(l.rows) + ", " + std::to_string(l.cols) + ", " + std::to_string(K) +
          ", " + std::to_string(l.warps_m) + ", " + std::to_string(l.warps_n) + ", " +

@@ -409,6 +409,46 @@ __device__ __forceinline__ void mma_16816(float *d, const unsigned (&a)[4], cons
 }
 } // namespace detail
 
+namespace detail {
+/// The B fragments of one k16 step for the warp's AN atoms along N (ldmatrix from shared).
+template <int AN, bool TB, class T>
+__device__ __forceinline__ void mma_b_fragments(unsigned (&bfr)[AN][2], const T *b, int ldb, int k0, int n_base,
+                                                int lane) {
+  // ldmatrix: lane l gives the address of row l % 8 of 8 x 8 matrix l / 8.
+  const int mat = lane / 8, row = lane % 8;
+#pragma unroll
+  for (int an = 0; an < AN; an += 2) {
+    const int n0 = n_base + an * 8;
+    // Matrices 0..3: (k 0-7, n 0-7), (k 8-15, n 0-7), (k 0-7, n 8-15), (k 8-15, n 8-15).
+    if (an + 1 < AN) {
+      unsigned r[4];
+      if constexpr (!TB)
+        ldmatrix_x4<true>(r, b + (k0 + (mat % 2) * 8 + row) * ldb + n0 + (mat / 2) * 8);
+      else
+        ldmatrix_x4<false>(r, b + (n0 + (mat / 2) * 8 + row) * ldb + k0 + (mat % 2) * 8);
+      bfr[an][0] = r[0];
+      bfr[an][1] = r[1];
+      bfr[an + 1][0] = r[2];
+      bfr[an + 1][1] = r[3];
+    } else {
+      const int m2 = mat % 2; // x2: lanes 0-15 give the addresses (the others, valid copies)
+      if constexpr (!TB)
+        ldmatrix_x2<true>(bfr[an], b + (k0 + m2 * 8 + row) * ldb + n0);
+      else
+        ldmatrix_x2<false>(bfr[an], b + (n0 + row) * ldb + k0 + m2 * 8);
+    }
+  }
+}
+
+/// Two 16-bit values as one 32-bit register, the first in the low half (mma's operand order).
+template <class T> __device__ __forceinline__ unsigned pack2(T lo, T hi) {
+  unsigned short l, h;
+  memcpy(&l, &lo, 2);
+  memcpy(&h, &hi, 2);
+  return unsigned(l) | (unsigned(h) << 16);
+}
+} // namespace detail
+
 /// acc (+)= op(A) op(B) for an M x N x K tile: A is [M, K] (TA: [K, M]) and B is [K, N]
 /// (TB: [N, K]) in shared memory, row-major with row strides lda and ldb (multiples of 8);
 /// acc is the thread's part of the M x N accumulator, laid out as ir/Fragment.h says for a
@@ -439,28 +479,42 @@ __device__ __forceinline__ void mma_gemm(const T *a, int lda, const T *b, int ld
       else
         detail::ldmatrix_x4<true>(af[am], a + (k0 + (mat / 2) * 8 + row) * lda + m0 + (mat % 2) * 8);
     }
+    detail::mma_b_fragments<AN, TB>(bfr, b, ldb, k0, n_base, lane);
 #pragma unroll
-    for (int an = 0; an < AN; an += 2) {
-      const int n0 = n_base + an * 8;
-      // Matrices 0..3: (k 0-7, n 0-7), (k 8-15, n 0-7), (k 0-7, n 8-15), (k 8-15, n 8-15).
-      if (an + 1 < AN) {
-        unsigned r[4];
-        if constexpr (!TB)
-          detail::ldmatrix_x4<true>(r, b + (k0 + (mat % 2) * 8 + row) * ldb + n0 + (mat / 2) * 8);
-        else
-          detail::ldmatrix_x4<false>(r, b + (n0 + (mat / 2) * 8 + row) * ldb + k0 + (mat % 2) * 8);
-        bfr[an][0] = r[0];
-        bfr[an][1] = r[1];
-        bfr[an + 1][0] = r[2];
-        bfr[an + 1][1] = r[3];
-      } else {
-        const int m2 = mat % 2; // x2: lanes 0-15 give the addresses (the others, valid copies)
-        if constexpr (!TB)
-          detail::ldmatrix_x2<true>(bfr[an], b + (k0 + m2 * 8 + row) * ldb + n0);
-        else
-          detail::ldmatrix_x2<false>(bfr[an], b + (n0 + row) * ldb + k0 + m2 * 8);
-      }
+    for (int am = 0; am < AM; ++am)
+#pragma unroll
+      for (int an = 0; an < AN; ++an)
+        detail::mma_16816<T>(acc + (am * AN + an) * 4, af[am], bfr[an]);
+  }
+}
+
+/// The same with A in the thread's registers instead of shared memory: `a` holds the
+/// thread's part of the M x K operand laid out as mma's A (ir/Fragment.h: the accumulator
+/// layout of an M x K tile on WARPS_M x 1 warps, replicated over the WARPS_N warps), so that
+/// the registers of one k16 step of atom row am are a[(am * K / 8 + 2 k) * 4 .. + 7] in
+/// mma's order. This is how an accumulator becomes the next gemm's operand without moving.
+template <int M, int N, int K, int WARPS_M, int WARPS_N, bool TB, bool Clear, class T>
+__device__ __forceinline__ void mma_gemm_rs(const T *a, const T *b, int ldb, float *acc) {
+  constexpr int WM = M / WARPS_M, WN = N / WARPS_N, AM = WM / 16, AN = WN / 8, AK = K / 8;
+  static_assert(M % (16 * WARPS_M) == 0 && N % (8 * WARPS_N) == 0 && K % 16 == 0, "mma_gemm_rs tile shape");
+  const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
+  const int n_base = (warp / WARPS_M) * WN;
+  if constexpr (Clear) {
+#pragma unroll
+    for (int i = 0; i < AM * AN * 4; ++i)
+      acc[i] = 0.0f;
+  }
+#pragma unroll
+  for (int k0 = 0; k0 < K; k0 += 16) {
+    unsigned af[AM][4], bfr[AN][2];
+#pragma unroll
+    for (int am = 0; am < AM; ++am) {
+      const T *r = a + (am * AK + 2 * (k0 / 16)) * 4;
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+        af[am][i] = detail::pack2(r[2 * i], r[2 * i + 1]);
     }
+    detail::mma_b_fragments<AN, TB>(bfr, b, ldb, k0, n_base, lane);
 #pragma unroll
     for (int am = 0; am < AM; ++am)
 #pragma unroll

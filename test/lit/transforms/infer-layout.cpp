@@ -80,24 +80,87 @@ namespace T = tile;
 
 // A gemm on tensor cores lays its accumulator out as mma.sync does, with the warp grid of
 // its policy: square (the warp tile closest to square), full_row (warps stacked along M),
-// full_col. Operands in fragments, or an f32 operand, keep the FMA path (shared memory).
+// full_col. A first operand in a fragment is read from registers, laid out as mma's operand
+// a (replicated over the N warps); f32 operands keep the FMA path (shared memory).
 // CHECK-LABEL: kernel gemms(
 // CHECK: fragment sq: f32[64, 64] in registers: mma(64x64, 2x2 warps of 2x4 m16n8 atoms)
 // CHECK: fragment rows: f32[64, 64] in registers: mma(64x64, 4x1 warps of 1x8 m16n8 atoms)
 // CHECK: fragment cols: f32[64, 64] in registers: mma(64x64, 1x4 warps of 4x2 m16n8 atoms)
+// CHECK: fragment ra: f32[64, 64] in registers: mma(64x64, 2x2 warps of 2x4 m16n8 atoms)
 // CHECK: fragment fma: f32[64, 64]{{$}}
-// CHECK: fragment fa: bf16[64, 32]{{$}}
+// CHECK: fragment fa: bf16[64, 32] in registers: mma operand a(64x32, 2x2 warps of 2x4 m16n8 atoms)
+// CHECK: fragment f32a: f32[64, 32]{{$}}
 [[tile::kernel]] void gemms(T::tensor<float, 2> Y) {
   auto [bx] = T::grid(1);
   T::shared<T::bf16, 64, 32> a;
   T::shared<T::bf16, 32, 64> b;
-  T::fragment<float, 64, 64> sq, rows, cols, fma;
+  T::shared<float, 32, 64> b32;
+  T::fragment<float, 64, 64> sq, rows, cols, ra, fma;
   T::fragment<T::bf16, 64, 32> fa;
+  T::fragment<float, 64, 32> f32a;
   T::gemm(a, b, sq);
   T::gemm(a, b, rows, {.policy = T::warp_policy::full_row});
   T::gemm(a, b, cols, {.policy = T::warp_policy::full_col});
   T::copy(a, fa);
-  T::gemm(fa, b, fma);
+  T::gemm(fa, b, ra);
+  T::clear(f32a);
+  T::gemm(f32a, b32, fma);
+}
+
+// Propagation: a row reduction of a tensor-core accumulator lands in its row vector (the
+// four lanes of a row and, on a 2 x 2 grid, the two warps of a row hold each element), and
+// the broadcast s(i, j) - m(i) over the accumulator reads it in place; a copy into a bf16
+// fragment keeps the layout (converting in registers).
+// CHECK-LABEL: kernel softmax_rows(
+// CHECK: fragment s: f32[64, 64] in registers: mma(64x64, 2x2 warps of 2x4 m16n8 atoms)
+// CHECK: fragment m: f32[64] in registers: rows of mma(64x64, 2x2 warps of 2x4 m16n8 atoms)
+// CHECK: fragment p: bf16[64, 64] in registers: mma(64x64, 2x2 warps of 2x4 m16n8 atoms)
+[[tile::kernel]] void softmax_rows(T::tensor<T::bf16, 2> Y) {
+  auto [bx] = T::grid(1);
+  T::shared<T::bf16, 64, 32> q;
+  T::shared<T::bf16, 64, 32> k;
+  T::fragment<float, 64, 64> s;
+  T::fragment<float, 64> m;
+  T::fragment<T::bf16, 64, 64> p;
+  T::gemm(q, k, s, {.transpose_b = true, .clear_accum = true});
+  T::reduce_max(s, m, 1);
+  for (auto [i, j] : T::parallel(64, 64))
+    s(i, j) = T::exp2(s(i, j) - m(i));
+  T::copy(s, p);
+  T::copy(p, Y.at(0, 0));
+}
+
+// FlashAttention-2's P: on warps stacked along the rows, the accumulator of S = Q K^T is,
+// register for register, the first operand of O += P V: P stays in registers and the second
+// gemm reads it there. On a 2 x 2 grid the operand would be replicated over the N warps,
+// which the accumulator is not: P then goes through shared memory, and says so.
+// CHECK-LABEL: kernel p_in_registers(
+// CHECK: fragment s: f32[64, 64] in registers: mma(64x64, 4x1 warps of 1x8 m16n8 atoms)
+// CHECK: fragment o: f32[64, 64] in registers: mma(64x64, 4x1 warps of 1x8 m16n8 atoms)
+// CHECK: fragment p: bf16[64, 64] in registers: mma operand a(64x64, 4x1 warps of 1x8 m16n8 atoms)
+// CHECK-LABEL: kernel p_through_shared(
+// CHECK: fragment s: f32[64, 64] in registers: mma(64x64, 2x2 warps of 2x4 m16n8 atoms)
+// CHECK: fragment o: f32[64, 64] in registers: mma(64x64, 2x2 warps of 2x4 m16n8 atoms)
+// CHECK: fragment p: bf16[64, 64] rows of 72{{$}}
+[[tile::kernel]] void p_in_registers(T::tensor<float, 2> Y) {
+  auto [bx] = T::grid(1);
+  T::shared<T::bf16, 64, 64> q, k, v;
+  T::fragment<float, 64, 64> s, o;
+  T::fragment<T::bf16, 64, 64> p;
+  T::gemm(q, k, s, {.transpose_b = true, .clear_accum = true, .policy = T::warp_policy::full_row});
+  T::copy(s, p);
+  T::gemm(p, v, o, {.policy = T::warp_policy::full_row});
+  T::copy(o, Y.at(0, 0));
+}
+[[tile::kernel]] void p_through_shared(T::tensor<float, 2> Y) {
+  auto [bx] = T::grid(1);
+  T::shared<T::bf16, 64, 64> q, k, v;
+  T::fragment<float, 64, 64> s, o;
+  T::fragment<T::bf16, 64, 64> p;
+  T::gemm(q, k, s, {.transpose_b = true, .clear_accum = true});
+  T::copy(s, p);
+  T::gemm(p, v, o);
+  T::copy(o, Y.at(0, 0));
 }
 
 // The shared operands of a tensor-core gemm get padded rows where ldmatrix would otherwise
