@@ -1,0 +1,164 @@
+// Forward attention O = softmax(Q K^T * scale) V, written as FlashAttention-2 computes it:
+// a block of BM query rows keeps its Q tile in shared memory and walks the keys in blocks of
+// BN, pipelined: S = Q K^T on tensor cores, the mask, the online softmax in base 2 (a running
+// row maximum m and row sum l; earlier work rescaled by exp2(m_old - m_new)), then P = the
+// probabilities as bf16 and O += P V. Every fragment stays in registers and P goes from the
+// first gemm's accumulator into the second gemm without moving (compile with
+// -fplugin-arg-tile-remarks to see the layouts the compiler chose).
+//
+// Tensors are [batch, heads, sequence, head_dim], bf16, with grouped-query heads: query head
+// h reads key/value head h / (H / HKV). Causal attention masks key j > query i (both counted
+// from the start) and stops at the query block's diagonal.
+//   flash_attention [B H HKV SQ SK D causal]   (default 2 4 2 333 271 64 0: no size divides a tile)
+//   flash_attention bench                      (b4 h32 s4096, d64 and d128, causal and not)
+#include "common.h"
+
+#include <cstring>
+
+namespace T = tile;
+
+template <int D, bool CAUSAL, int BM = 64, int BN = 64, int NT = 128, int STAGES = 2>
+[[tile::kernel]] void flash_attention(T::tensor<const T::bf16, 4> Q, T::tensor<const T::bf16, 4> K,
+                                      T::tensor<const T::bf16, 4> V, T::tensor<T::bf16, 4> O, float scale) {
+  const int H = Q.size(1), SQ = Q.size(2), HKV = K.size(1), SK = K.size(2);
+  auto [bx, by, bz] = T::grid(T::ceildiv(SQ, BM), H, Q.size(0), T::threads(NT));
+  const int hk = by / (H / HKV);
+  T::shared<T::bf16, BM, D> Qs;
+  T::shared<T::bf16, BN, D> Ks, Vs;
+  T::fragment<float, BM, BN> s;
+  T::fragment<T::bf16, BM, BN> p;
+  T::fragment<float, BM, D> acc;
+  T::fragment<float, BM> m, m_old, l, row_sum, rescale;
+  T::copy(Q.at(bz, by, bx * BM, 0), Qs);
+  T::clear(acc);
+  T::clear(l);
+  T::fill(m, -T::infinity<float>());
+  const float scale_log2 = scale * 1.4426950408889634f; // exp(x) = exp2(x log2 e)
+  // Causal: key blocks up to the diagonal of the last query row of this block.
+  const int blocks = CAUSAL ? T::min(T::ceildiv(SK, BN), T::ceildiv((bx + 1) * BM, BN)) : T::ceildiv(SK, BN);
+  for (int kb : T::pipelined(blocks, T::stages(STAGES))) {
+    T::copy(K.at(bz, hk, kb * BN, 0), Ks);
+    T::copy(V.at(bz, hk, kb * BN, 0), Vs);
+    T::gemm(Qs, Ks, s, {.transpose_b = true, .clear_accum = true, .policy = T::warp_policy::full_row});
+    for (auto [i, j] : T::parallel(BM, BN)) {
+      const bool masked = kb * BN + j >= SK || (CAUSAL && kb * BN + j > bx * BM + i);
+      s(i, j) = masked ? -T::infinity<float>() : s(i, j) * scale_log2;
+    }
+    T::copy(m, m_old);
+    T::reduce_max(s, m, 1, false); // m = max(m_old, the block's row maxima)
+    for (int i : T::parallel(BM))
+      rescale(i) = T::exp2(m_old(i) - m(i));
+    for (auto [i, j] : T::parallel(BM, BN))
+      s(i, j) = T::exp2(s(i, j) - m(i));
+    T::reduce_sum(s, row_sum, 1);
+    for (int i : T::parallel(BM))
+      l(i) = l(i) * rescale(i) + row_sum(i);
+    for (auto [i, j] : T::parallel(BM, D))
+      acc(i, j) = acc(i, j) * rescale(i);
+    T::copy(s, p);
+    T::gemm(p, Vs, acc, {.policy = T::warp_policy::full_row});
+  }
+  for (auto [i, j] : T::parallel(BM, D))
+    acc(i, j) = acc(i, j) / l(i);
+  T::copy(acc, O.at(bz, by, bx * BM, 0));
+}
+
+namespace {
+
+struct Case {
+  int b, h, hkv, sq, sk, d;
+  bool causal;
+};
+
+template <int D, bool CAUSAL>
+void launch(const T::array<T::bf16, 4> &q, const T::array<T::bf16, 4> &k, const T::array<T::bf16, 4> &v,
+            T::array<T::bf16, 4> &o, float scale) {
+  flash_attention<D, CAUSAL, 128, 64, 256>(q, k, v, o, scale); // 8 warps of 16 query rows
+}
+
+/// Runs one case; checks against a float64 reference (on `check_heads` heads of batch 0 when
+/// the case is large). Returns the exit status.
+int run_case(const Case &c, bool bench, int check_heads) {
+  const std::string shape = "b" + std::to_string(c.b) + "h" + std::to_string(c.h) + "s" + std::to_string(c.sq) + "d" +
+                            std::to_string(c.d) + (c.causal ? "c" : "");
+  const std::string size = bench ? shape
+                                 : std::to_string(c.b) + "x" + std::to_string(c.h) + "/" + std::to_string(c.hkv) + "x" +
+                                       std::to_string(c.sq) + "x" + std::to_string(c.sk) + "x" + std::to_string(c.d) +
+                                       (c.causal ? " causal" : "");
+  auto q = example::random<T::bf16>(std::size_t(c.b) * c.h * c.sq * c.d, 1, -2, 2);
+  auto k = example::random<T::bf16>(std::size_t(c.b) * c.hkv * c.sk * c.d, 2, -2, 2);
+  auto v = example::random<T::bf16>(std::size_t(c.b) * c.hkv * c.sk * c.d, 3, -1, 1);
+  auto Q = example::device_array<T::bf16, 4>({c.b, c.h, c.sq, c.d}, q);
+  auto K = example::device_array<T::bf16, 4>({c.b, c.hkv, c.sk, c.d}, k);
+  auto V = example::device_array<T::bf16, 4>({c.b, c.hkv, c.sk, c.d}, v);
+  // Poisoned output: every element must be written.
+  auto O = example::device_array<T::bf16, 4>(
+      {c.b, c.h, c.sq, c.d}, std::vector<T::bf16>(std::size_t(c.b) * c.h * c.sq * c.d, T::bf16(NAN)));
+  const float scale = 1.0f / std::sqrt(float(c.d));
+  double ms = example::time_ms([&] {
+    if (c.d == 64)
+      c.causal ? launch<64, true>(Q, K, V, O, scale) : launch<64, false>(Q, K, V, O, scale);
+    else
+      c.causal ? launch<128, true>(Q, K, V, O, scale) : launch<128, false>(Q, K, V, O, scale);
+  });
+
+  // The float64 reference on the heads checked.
+  std::vector<T::bf16> out = O.to_vector();
+  std::vector<double> ref, got;
+  const int heads = std::min(c.h, check_heads);
+  for (int b = 0; b < (bench ? 1 : c.b); ++b)
+    for (int h = 0; h < heads; ++h) {
+      const int hk = h / (c.h / c.hkv);
+      for (int i = 0; i < c.sq; ++i) {
+        const T::bf16 *qi = &q[((std::size_t(b) * c.h + h) * c.sq + i) * c.d];
+        std::vector<double> w(c.sk, -INFINITY);
+        double mx = -INFINITY;
+        for (int j = 0; j < c.sk && (!c.causal || j <= i); ++j) {
+          const T::bf16 *kj = &k[((std::size_t(b) * c.hkv + hk) * c.sk + j) * c.d];
+          double dot = 0;
+          for (int x = 0; x < c.d; ++x)
+            dot += double(float(qi[x])) * double(float(kj[x]));
+          w[j] = dot * scale;
+          mx = std::max(mx, w[j]);
+        }
+        double sum = 0;
+        for (auto &x : w) {
+          x = std::exp(x - mx);
+          sum += x;
+        }
+        for (int x = 0; x < c.d; ++x) {
+          double o = 0;
+          for (int j = 0; j < c.sk; ++j)
+            o += w[j] * double(float(v[((std::size_t(b) * c.hkv + hk) * c.sk + j) * c.d + x]));
+          ref.push_back(o / sum);
+          got.push_back(double(float(out[((std::size_t(b) * c.h + h) * c.sq + i) * c.d + x])));
+        }
+      }
+    }
+  const double err = example::rel_error(ref, got);
+  const double flop = 4.0 * c.b * c.h * double(c.sq) * c.sk * c.d / (c.causal ? 2 : 1);
+  example::bench_line("attn_fwd_bf16", shape, ms, flop, "tflops", err);
+  return example::report("flash_attention", size, ms, err, 2e-2);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  return example::run("flash_attention", [&] {
+    if (argc > 1 && std::strcmp(argv[1], "bench") == 0) {
+      int status = 0;
+      for (int d : {64, 128})
+        for (bool causal : {false, true})
+          status |= run_case({4, 32, 32, 4096, 4096, d, causal}, true, 1);
+      return status;
+    }
+    Case c{example::size_arg(argc, argv, 1, 2), example::size_arg(argc, argv, 2, 4), example::size_arg(argc, argv, 3, 2),
+           example::size_arg(argc, argv, 4, 333), example::size_arg(argc, argv, 5, 271),
+           example::size_arg(argc, argv, 6, 64), example::size_arg(argc, argv, 7, 0) != 0};
+    if ((c.d != 64 && c.d != 128) || c.h % c.hkv != 0) {
+      std::printf("FAIL flash_attention: head_dim must be 64 or 128 and heads a multiple of kv heads\n");
+      return 1;
+    }
+    return run_case(c, false, c.h);
+  });
+}
