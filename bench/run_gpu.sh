@@ -18,5 +18,6 @@ done
 for name in softmax rmsnorm layernorm; do
   bin/example-$name 32768 8192 | tee -a "$out"
 done
-python3 bench/peers.py --only gemm,norm ${1:-} | tee -a "$out"
+bin/example-flash_attention bench | tee -a "$out" # b4 h32 s4096, d64 and d128, causal and not
+python3 bench/peers.py --only gemm,attn,norm ${1:-} | tee -a "$out"
 python3 bench/ratios.py "$out"

@@ -23,12 +23,19 @@ done
 TILE_DEVICE=cuda timeout 300 bin/example-gemm 333 222 111 f16 > results/example-gemm-f16.out 2> results/example-gemm-f16.err
 echo $? > results/example-gemm-f16.rc
 printf '%-24s exit %s\n' example-gemm-f16 "$(cat results/example-gemm-f16.rc)"
+# Attention causal, with head_dim 128 and grouped-query heads.
+TILE_DEVICE=cuda timeout 300 bin/example-flash_attention 2 8 2 1000 777 128 1 > results/example-flash_attention-causal-d128.out \
+  2> results/example-flash_attention-causal-d128.err
+echo $? > results/example-flash_attention-causal-d128.rc
+printf '%-24s exit %s\n' example-flash_attention-causal-d128 "$(cat results/example-flash_attention-causal-d128.rc)"
 # The examples under compute-sanitizer, on sizes that divide no tile but run quickly.
 if command -v compute-sanitizer > /dev/null; then
   for tool in memcheck racecheck; do
     for program in bin/example-*; do
       name=$(basename "$program")
-      TILE_DEVICE=cuda timeout 300 compute-sanitizer --tool "$tool" --error-exitcode 99 "$program" 200 190 170 \
+      args="200 190 170"
+      [ "$name" = example-flash_attention ] && args="1 2 1 150 130 64 1" # batch heads kv-heads sq sk d causal
+      TILE_DEVICE=cuda timeout 300 compute-sanitizer --tool "$tool" --error-exitcode 99 "$program" $args \
         > "results/$name.$tool" 2>&1
       echo $? >> "results/$name.$tool"
       printf '%-24s %-9s exit %s\n' "$name" "$tool" "$(tail -1 "results/$name.$tool")"
