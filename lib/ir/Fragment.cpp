@@ -94,18 +94,27 @@ Expr Fragment::digit_value(int i, const Expr &tid) const {
   const Digit &g = digits[i];
   if (g.extent == 1)
     return int_imm(0);
-  Expr v = g.stride == 1 ? tid : div(tid, int_imm(g.stride));
-  return is_top(*this, g) ? v : binary(BinaryOp::Mod, v, int_imm(g.extent));
+  if (is_top(*this, g))
+    return g.stride == 1 ? tid : div(tid, int_imm(g.stride));
+  Expr v = binary(BinaryOp::Mod, tid, int_imm(g.stride * g.extent));
+  return g.stride == 1 ? v : div(v, int_imm(g.stride));
 }
 
 Expr Fragment::index(int d, const Expr &tid, const std::vector<Expr> &slot_values) const {
+  // A sum of each digit's value times the extents of the digits inside it, outer first (not
+  // Horner's nesting, which costs nvcc registers: a GEMM at the limit spilled).
+  std::vector<int> ds;
+  for (int i = 0; i < int(digits.size()); ++i)
+    if (digits[i].dim == d && !(digits[i].thread && digits[i].extent == 1))
+      ds.push_back(i);
   Expr acc = nullptr;
-  for (int i = 0; i < int(digits.size()); ++i) {
-    const Digit &g = digits[i];
-    if (g.dim != d)
-      continue;
-    Expr v = g.thread ? digit_value(i, tid) : slot_values.at(i);
-    acc = acc ? add(mul(acc, int_imm(g.extent)), v) : v;
+  for (size_t k = 0; k < ds.size(); ++k) {
+    std::int64_t weight = 1;
+    for (size_t n = k + 1; n < ds.size(); ++n)
+      weight *= digits[ds[n]].extent;
+    Expr v = digits[ds[k]].thread ? digit_value(ds[k], tid) : slot_values.at(ds[k]);
+    v = mul(v, int_imm(weight));
+    acc = acc ? add(acc, v) : v;
   }
   return acc ? acc : int_imm(0);
 }

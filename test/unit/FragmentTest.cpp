@@ -206,7 +206,7 @@ TEST(Fragment, FormulaReadsAsWritten) {
   for (int i : m.slot_digits())
     values[i] = make_var(m.digits[i].name, ScalarType::I32);
   EXPECT_EQ(to_string(m.index(0, tid, values)), "rs * 4 + tid / 32");
-  EXPECT_EQ(to_string(m.index(1, tid, values)), "(cs * 32 + tid % 32) * 8 + v");
+  EXPECT_EQ(to_string(m.index(1, tid, values)), "cs * 256 + tid % 32 * 8 + v");
   EXPECT_EQ(to_string(m.slot(values)), "(rs + cs) * 8 + v");
   EXPECT_EQ(to_string(drop_dim(m, 1).first_replica(tid)), "tid % 32 == 0");
   EXPECT_EQ(to_string(drop_dim(m, 0).first_replica(tid)), "tid < 32");

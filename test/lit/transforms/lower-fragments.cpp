@@ -17,7 +17,7 @@ namespace T = tile;
 // CHECK-NEXT: for cs in unroll(0, 1) {
 // CHECK-NEXT: for v in vectorized(0, 8) {
 // CHECK-NEXT: var i: i32 = rs * 4 + tid / 32
-// CHECK-NEXT: var j: i32 = (cs * 32 + tid % 32) * 8 + v
+// CHECK-NEXT: var j: i32 = cs * 256 + tid % 32 * 8 + v
 // CHECK-NEXT: x[(rs + cs) * 8 + v] = X[bx * 4 + i, j]
 // CHECK: x[(rs.1 + cs.1) * 8 + v.1] = select(
 // The reduction: the thread's slots, then shuffles across the 32 threads of the row.

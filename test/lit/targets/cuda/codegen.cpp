@@ -71,7 +71,7 @@ namespace T = tile;
   // CHECK-NEXT: for (int32_t rs = 0; rs < 1; ++rs) {
   // CHECK: for (int32_t v_2 = 0; v_2 < 2; ++v_2) {
   // CHECK-NEXT: int32_t i_2 = rs * 8 + tid / 8;
-  // CHECK-NEXT: int32_t j_2 = (cs * 8 + tid % 8) * 2 + v_2;
+  // CHECK-NEXT: int32_t j_2 = cs * 16 + tid % 8 * 2 + v_2;
   // CHECK-NEXT: f[(rs + cs) * 2 + v_2] = tile_cuda::cvt<float>(s[i_2 * 16 + j_2]) * alpha;
   for (auto [i, j] : T::parallel(8, 16))
     f(i, j) = float(s(i, j)) * alpha;
@@ -105,7 +105,7 @@ namespace T = tile;
 // CHECK: const bool X_vec16 = reinterpret_cast<uintptr_t>(X_arg.data) % 16 == 0 && X_arg.strides[1] == 1 && X_arg.strides[0] % 8 == 0;
 // CHECK: if ((int64_t)(bx * 4) + 4l <= X_size0 && 64l <= X_size1) {
 // CHECK-NEXT: if (X_vec16) {
-// CHECK: const tile_cuda::bf16 *vec_base = X + ((int64_t)(bx * 4 + (rs * 4 + tid / 8)) * X_stride0 + (int64_t)((cs * 8 + tid % 8) * 8));
+// CHECK: const tile_cuda::bf16 *vec_base = X + ((int64_t)(bx * 4 + (rs * 4 + tid / 8)) * X_stride0 + (int64_t)(cs * 64 + tid % 8 * 8));
 // CHECK-NEXT: {
 // CHECK-NEXT: alignas(16) tile_cuda::bf16 vec_lanes[8];
 // CHECK-NEXT: reinterpret_cast<tile_cuda::bytes<16> *>(vec_lanes)[0] = reinterpret_cast<const tile_cuda::bytes<16> *>(vec_base)[0];
