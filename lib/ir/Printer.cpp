@@ -268,6 +268,9 @@ public:
       if (n->for_kind == ForKind::Pipelined)
         os << ", stages=" << n->stages;
       os << ")";
+      if (bindings)
+        if (auto it = bindings->find(n->var.get()); it != bindings->end())
+          os << " bound by " << to_string(it->second);
       block(n->body);
       break;
     }
@@ -422,6 +425,7 @@ public:
     os << " {\n";
     indent = 1;
     layouts = &k.layouts;
+    bindings = &k.bindings;
     pitches = &k.row_pitch;
     stmt(k.body);
     indent = 0;
@@ -430,6 +434,7 @@ public:
 
 private:
   const LayoutMap *layouts = nullptr;
+  const std::map<const VarNode *, Fragment> *bindings = nullptr;
   const std::map<const BufferNode *, std::int64_t> *pitches = nullptr;
   std::map<const void *, std::string> names_;
   std::map<std::string, int> used_;

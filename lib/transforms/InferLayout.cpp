@@ -189,9 +189,13 @@ public:
   }
   std::map<const VarNode *, Fragment> bindings() const {
     std::map<const VarNode *, Fragment> out;
-    for (auto &n : nests_)
-      if (auto b = binding(n))
+    for (auto &n : nests_) {
+      bool touches = false;
+      for (auto &a : n.accesses)
+        touches |= !a.other && in_registers(a.buffer);
+      if (auto b = binding(n); b && touches)
         out.emplace(n.var, *b);
+    }
     return out;
   }
 
@@ -231,6 +235,8 @@ private:
   std::vector<CopySite> copies_;
   std::vector<GemmSite> gemms_;
   std::vector<const BufferNode *> atomic_sources_;
+  /// Nests over vectors alone, bound by a free choice.
+  std::map<const NestSite *, Fragment> chosen_;
   bool progress_ = false;
 
   bool is_fragment(const Buffer &b) const { return is_fragment_.count(b.get()) > 0; }
@@ -259,6 +265,7 @@ private:
 
   void solve() {
     layout_.clear();
+    chosen_.clear();
     strict();
     do
       common();
@@ -283,8 +290,15 @@ private:
   }
 
   /// The layout a nest runs by: of a fragment it accesses with all its variables in order
-  /// (a tensor-core layout first), or of a 1-D nest's fragment.
+  /// (a tensor-core layout first), else the one a free choice gave it.
   std::optional<Fragment> binding(const NestSite &n) const {
+    std::optional<Fragment> found = full_rank_binding(n);
+    if (!found)
+      if (auto it = chosen_.find(&n); it != chosen_.end())
+        found = it->second;
+    return found;
+  }
+  std::optional<Fragment> full_rank_binding(const NestSite &n) const {
     std::optional<Fragment> found;
     for (auto &a : n.accesses) {
       if (a.other || !in_registers(a.buffer))
@@ -352,8 +366,11 @@ private:
       for (auto &n : nests_) {
         if (n.extents.size() != depth || binding(n))
           continue;
+        // A nest over a matrix without a layout; or any nest over vectors (laid out or
+        // not) that nothing binds yet: it needs a layout to run by.
         for (auto &a : n.accesses)
-          if (!a.other && in_registers(a.buffer) && !layout_.count(a.buffer) && (!need_matrix || a.dims.size() == 2))
+          if (!a.other && in_registers(a.buffer) &&
+              (need_matrix ? !layout_.count(a.buffer) && a.dims.size() == 2 : true))
             return &n;
       }
       return nullptr;
@@ -369,9 +386,11 @@ private:
     } else if (auto b = lone(2)) {
       assign(b, matrix_fragment(b->extent(0), b->extent(1), k_.threads));
     } else if (auto n2 = open_nest(2, false)) {
-      bind(*n2, matrix_fragment(n2->extents[0], n2->extents[1], k_.threads));
+      chosen_.emplace(n2, matrix_fragment(n2->extents[0], n2->extents[1], k_.threads));
+      bind(*n2, chosen_.at(n2));
     } else if (auto n1 = open_nest(1, false)) {
-      bind(*n1, vector_fragment(n1->extents[0], k_.threads));
+      chosen_.emplace(n1, vector_fragment(n1->extents[0], k_.threads));
+      bind(*n1, chosen_.at(n1));
     } else if (auto v = lone(1)) {
       assign(v, vector_fragment(v->extent(0), k_.threads));
     } else {

@@ -406,6 +406,7 @@ Kernel lower_fragments(const Kernel &kernel) {
     k.body = seq(body);
   }
   k.layouts = lowerer.register_layouts(); // no fragment is left: the registers keep the layouts
+  k.bindings.clear();                     // every bound nest is lowered
   return k;
 }
 

@@ -233,3 +233,24 @@ namespace T = tile;
     s(i) = r(i) * 2;
   T::copy(s, Y.at(0));
 }
+
+// A 2-D nest over vectors alone runs by the matrix layout of its extents, and records it for
+// lower-fragments; so does one whose vectors a reduction laid out already (found by
+// test/fuzz on the GPU: lower-fragments had left such a nest unbound).
+// CHECK-LABEL: kernel vectors_alone(
+// CHECK: fragment c: f32[16] in registers: columns of matrix(8x16, vec 1, 16x16 threads)
+// CHECK: fragment r: f32[8] in registers: rows of matrix(8x16, vec 1, 16x16 threads)
+// CHECK: for i in parallel(0, 8) bound by matrix(8x16, vec 1, 16x16 threads) {
+[[tile::kernel]] void vectors_alone(T::tensor<const float, 2> X, T::tensor<float, 2> Y) {
+  auto [bx] = T::grid(1, T::threads(256));
+  T::fragment<float, 16> c;
+  T::fragment<float, 8> r;
+  T::fragment<float, 8, 16> x;
+  T::shared<float, 8, 16> out;
+  T::copy(X.at(0, 0), c);
+  T::copy(X.at(0, 0), x);
+  T::reduce_sum(x, r, 1);
+  for (auto [i, j] : T::parallel(8, 16))
+    out(i, j) = c(j) + r(i);
+  T::copy(out, Y.at(0, 0));
+}
