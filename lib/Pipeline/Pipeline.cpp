@@ -225,11 +225,14 @@ void run_cuda(std::vector<ir::Kernel> kernels, const std::string &unit, const Op
   PassRunner passes(opts, dump, result);
   passes.set_target("cuda");
   const std::vector<std::string> &archs = opts.cuda_archs.empty() ? cuda::default_archs() : opts.cuda_archs;
-  if (!passes.run("infer-layout", kernels, transforms::infer_layout) ||
+  // One source serves every architecture built: the target is what they share.
+  const ir::Target target = ir::common_cuda_target(archs);
+  if (!passes.run("infer-layout", kernels, [&](const ir::Kernel &k) { return transforms::infer_layout(k, target); }) ||
       !passes.run("lower-tile-ops", kernels,
                   [](const ir::Kernel &k) { return transforms::lower_tile_ops(k, transforms::IndexWidth::Narrow); }) ||
       !passes.run("lower-gemm", kernels, transforms::lower_gemm) ||
-      !passes.run("lower-fragments", kernels, transforms::lower_fragments) ||
+      !passes.run("lower-fragments", kernels,
+                  [&](const ir::Kernel &k) { return transforms::lower_fragments(k, target); }) ||
       !passes.run("bind-threads", kernels, transforms::bind_threads) ||
       !passes.run("inject-pipeline", kernels, transforms::inject_pipeline) ||
       !passes.run("insert-sync", kernels, transforms::insert_sync)) {

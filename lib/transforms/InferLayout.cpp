@@ -50,7 +50,6 @@ namespace {
 
 /// Registers a fragment may take per thread before it is better off in shared memory (a
 /// tensor-core accumulator may take more: the gemm keeps it in registers anyway).
-constexpr std::int64_t max_slots = 64, max_mma_slots = 256;
 
 bool is_full(const Region &r) {
   const Buffer &b = r.buffer;
@@ -64,12 +63,15 @@ bool is_full(const Region &r) {
 
 } // namespace
 
-std::optional<MmaShape> mma_plan(const GemmNode *g, int threads, std::string &why_not) {
+std::optional<MmaShape> mma_plan(const GemmNode *g, int threads, const Target &target, std::string &why_not) {
   const Buffer &a = g->a.buffer, &b = g->b.buffer, &c = g->c.buffer;
   auto no = [&](std::string why) -> std::optional<MmaShape> {
     why_not = std::move(why);
     return std::nullopt;
   };
+  if (!target.mma)
+    return no(target.name() + " has no tensor-core gemm tile uses");
+  const int warp = target.warp_size, am = target.mma->m, an = target.mma->n, ak = target.mma->k;
   const bool sixteen = (a->dtype == ScalarType::BF16 && b->dtype == ScalarType::BF16) ||
                        (a->dtype == ScalarType::F16 && b->dtype == ScalarType::F16);
   if (!sixteen)
@@ -81,22 +83,22 @@ std::optional<MmaShape> mma_plan(const GemmNode *g, int threads, std::string &wh
     return no("operands must be whole rank-2 tiles");
   if (c->scope != Scope::Fragment || c->rank() != 2 || !is_full(g->c) || c->dtype != ScalarType::F32)
     return no("the accumulator must be a whole rank-2 f32 fragment");
-  if (threads % 32 != 0)
+  if (threads % warp != 0)
     return no("the block's threads are not whole warps");
   const std::int64_t M = c->extent(0), N = c->extent(1), K = g->transpose_a ? a->extent(0) : a->extent(1);
   // ldmatrix reads 16-byte rows: row strides and k steps in multiples of 8 elements.
-  if (K % 16 != 0)
-    return no("K = " + std::to_string(K) + " is not a multiple of 16");
+  if (K % ak != 0)
+    return no("K = " + std::to_string(K) + " is not a multiple of " + std::to_string(ak));
   if (a->extent(1) % 8 != 0 || b->extent(1) % 8 != 0)
     return no("operand rows are not a multiple of 8 elements (16 bytes)");
-  const int warps = threads / 32;
+  const int warps = threads / warp;
   std::optional<MmaShape> best;
   auto consider = [&](int wm) {
     const int wn = warps / wm;
-    if (warps % wm != 0 || M % (16 * wm) != 0 || N % (8 * wn) != 0)
+    if (warps % wm != 0 || M % (am * wm) != 0 || N % (an * wn) != 0)
       return;
     MmaShape l{MmaShape::C, M, N, wm, wn};
-    if (l.atoms_m() * l.atoms_n() * 4 > max_mma_slots)
+    if (M * N / threads > target.max_accumulator_registers)
       return;
     // Square: the warp tile closest to square (fewest operand loads per mma).
     auto skew = [](const MmaShape &x) {
@@ -115,16 +117,9 @@ std::optional<MmaShape> mma_plan(const GemmNode *g, int threads, std::string &wh
       consider(wm);
   if (!best)
     return no("no grid of " + std::to_string(warps) + " warps tiles " + std::to_string(M) + "x" + std::to_string(N) +
-              " by 16x8 atoms within " + std::to_string(max_mma_slots) + " registers per thread");
+              " by " + std::to_string(am) + "x" + std::to_string(an) + " atoms within " +
+              std::to_string(target.max_accumulator_registers) + " registers per thread");
   return best;
-}
-
-std::optional<Fragment> mma_accumulator_layout(const GemmNode *g, int threads) {
-  std::string why;
-  auto m = mma_plan(g, threads, why);
-  if (!m)
-    return std::nullopt;
-  return mma_fragment(*m, threads);
 }
 
 namespace {
@@ -165,7 +160,7 @@ std::string quoted(const BufferNode *b) { return "'" + b->name + "'"; }
 
 class Inference {
 public:
-  explicit Inference(const Kernel &k) : k_(k) {}
+  Inference(const Kernel &k, const Target &t) : k_(k), target_(t) {}
 
   void run() {
     collect(k_.body);
@@ -212,7 +207,7 @@ public:
       if (g.mma && in_registers(g.g->c.buffer.get())) {
         const MmaShape &m = *g.mma;
         const bool a_regs = in_registers(g.g->a.buffer.get());
-        out.push_back({g.loc, "gemm on tensor cores (mma.sync.m16n8k16." + std::string(name(g.g->a.buffer->dtype)) +
+        out.push_back({g.loc, "gemm on tensor cores (" + target_.mma->name + "." + std::string(name(g.g->a.buffer->dtype)) +
                                   ", " + std::to_string(m.warps_m) + "x" + std::to_string(m.warps_n) + " warps, a from " +
                                   (a_regs ? "registers" : "shared memory via ldmatrix") + ")"});
       } else {
@@ -226,6 +221,7 @@ public:
 
 private:
   const Kernel &k_;
+  const Target &target_;
   std::vector<const BufferNode *> fragments_; // in declaration order
   std::set<const BufferNode *> is_fragment_;
   std::map<const BufferNode *, std::string> shared_; // and why
@@ -402,7 +398,7 @@ private:
   /// What the layouts found cannot serve (only ever sends more fragments to shared memory).
   void check() {
     for (auto &[b, l] : layout_) {
-      const std::int64_t limit = l.mma ? max_mma_slots : max_slots;
+      const std::int64_t limit = l.mma ? target_.max_accumulator_registers : target_.max_fragment_registers;
       if (in_registers(b) && l.slots() > limit)
         to_shared(b, "needs " + std::to_string(l.slots()) + " registers per thread, more than the " +
                          std::to_string(limit) + " a fragment may take");
@@ -565,7 +561,7 @@ private:
     case StmtKind::Gemm: {
       auto g = s->as<GemmNode>();
       GemmSite site{g, s->loc, std::nullopt, ""};
-      if (auto m = mma_plan(g, k_.threads, site.why_not))
+      if (auto m = mma_plan(g, k_.threads, target_, site.why_not))
         site.mma = *m;
       gemms_.push_back(site);
       return;
@@ -682,9 +678,9 @@ private:
 
 } // namespace
 
-Kernel infer_layout(const Kernel &kernel) {
+Kernel infer_layout(const Kernel &kernel, const Target &target) {
   Kernel k = kernel;
-  Inference inference(kernel);
+  Inference inference(kernel, target);
   inference.run();
   k.layouts = inference.layouts();
   k.bindings = inference.bindings();

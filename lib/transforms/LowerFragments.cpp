@@ -62,7 +62,7 @@ public:
   /// The first internal inconsistency met (infer-layout promised what this cannot lower).
   std::string problem_;
 
-  explicit Lowerer(Kernel &k) : k_(k) {
+  Lowerer(Kernel &k, const Target &t) : k_(k), warp_(t.warp_size) {
     if (!k_.thread_index)
       k_.thread_index = make_var("tid", ScalarType::I32);
     for (auto &[b, l] : k_.layouts)
@@ -79,6 +79,7 @@ public:
 
 private:
   Kernel &k_;
+  const std::int64_t warp_; // lanes that exchange registers by shuffles
   std::map<const BufferNode *, Buffer> regs_;
   /// While rewriting a bound nest: its layout, loop variables (by dimension) and slot
   /// digit values.
@@ -310,13 +311,13 @@ private:
     for (const Digit &g : l.digits) {
       if (!g.thread || g.dim != r || g.extent == 1)
         continue;
-      if (g.stride >= 32) {
+      if (g.stride >= warp_) {
         warps.push_back({g.stride, g.extent});
-      } else if (g.stride * g.extent <= 32) {
+      } else if (g.stride * g.extent <= warp_) {
         lanes.push_back({g.stride, g.extent});
       } else {
-        lanes.push_back({g.stride, 32 / g.stride});
-        warps.push_back({32, g.stride * g.extent / 32});
+        lanes.push_back({g.stride, warp_ / g.stride});
+        warps.push_back({warp_, g.stride * g.extent / warp_});
       }
     }
     std::sort(lanes.begin(), lanes.end(), [](const Part &a, const Part &b) { return a.stride > b.stride; });
@@ -390,11 +391,11 @@ private:
 
 } // namespace
 
-Kernel lower_fragments(const Kernel &kernel) {
+Kernel lower_fragments(const Kernel &kernel, const Target &target) {
   if (kernel.layouts.empty())
     return kernel;
   Kernel k = kernel;
-  Lowerer lowerer(k);
+  Lowerer lowerer(k, target);
   k.body = lowerer.mutate(kernel.body);
   if (!lowerer.problem_.empty())
     throw std::logic_error("lower-fragments: " + lowerer.problem_);

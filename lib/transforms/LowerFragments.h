@@ -16,9 +16,10 @@
 #pragma once
 
 #include "ir/IR.h"
+#include "ir/Target.h"
 
 namespace tile::transforms {
 
-ir::Kernel lower_fragments(const ir::Kernel &kernel);
+ir::Kernel lower_fragments(const ir::Kernel &kernel, const ir::Target &target);
 
 } // namespace tile::transforms

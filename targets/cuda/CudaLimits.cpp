@@ -3,29 +3,15 @@
 #include <algorithm>
 #include <map>
 
+#include "ir/Target.h"
 #include "ir/Visitor.h"
 
 namespace tile::cuda {
 
 std::int64_t shared_memory_limit(const std::string &arch) {
-  // The largest dynamic shared memory per block (CUDA programming guide, compute
-  // capabilities table), by compute capability.
-  std::string digits;
-  for (char c : arch)
-    if (c >= '0' && c <= '9')
-      digits += c;
-  const int cc = digits.empty() ? 0 : std::stoi(digits);
-  if (cc >= 120)
-    return 99 * 1024;
-  if (cc >= 90)
-    return 227 * 1024; // sm_90, sm_100, sm_103
-  if (cc == 80 || cc == 87)
-    return 163 * 1024;
-  if (cc == 86 || cc == 89)
-    return 99 * 1024;
-  if (cc == 75)
-    return 64 * 1024;
-  return 48 * 1024;
+  std::string problem;
+  auto t = ir::cuda_target(arch, problem);
+  return t ? t->max_shared_bytes : 48 * 1024;
 }
 
 std::vector<LimitProblem> check_limits(const ir::Kernel &kernel, std::int64_t shared_bytes,

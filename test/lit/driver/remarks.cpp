@@ -7,6 +7,10 @@
 // RUN:   | FileCheck %s --check-prefix=BOTH
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a %s 2>&1 | FileCheck %s --check-prefix=NONE --allow-empty
 // NONE-NOT: remark
+// A target without tensor-core instructions says so (the Target, lib/ir/Target.h):
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_75 -fplugin-arg-tile-remarks %s 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=OLD
+// OLD: remark: [cuda:sm_75] gemm on FMA: cuda:sm_75 has no tensor-core gemm tile uses
 
 #include <tile/tile.h>
 namespace T = tile;

@@ -1,0 +1,83 @@
+#include "ir/Target.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace tile::ir {
+
+Target cpu_target() {
+  Target t;
+  t.kind = "cpu";
+  t.warp_size = 1;
+  t.max_vector_bytes = 64;
+  return t;
+}
+
+std::optional<Target> cuda_target(const std::string &arch, std::string &problem) {
+  std::string rest = arch.rfind("sm_", 0) == 0 ? arch.substr(3) : "";
+  const bool specific = !rest.empty() && rest.back() == 'a';
+  if (specific)
+    rest.pop_back();
+  if (rest.empty() || rest.size() > 4 ||
+      !std::all_of(rest.begin(), rest.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+    problem = "unknown CUDA architecture '" + arch + "'; write it as sm_NN or sm_NNa (sm_90a, sm_80)";
+    return std::nullopt;
+  }
+  Target t;
+  t.kind = "cuda";
+  t.arch = arch;
+  t.compute_capability = std::stoi(rest);
+  const int cc = t.compute_capability;
+  t.warp_size = 32;
+  t.max_vector_bytes = 16;
+  t.max_registers_per_thread = 255;
+  // mma.sync.m16n8k16 with bf16 operands, ldmatrix and cp.async: sm_80 and later.
+  if (cc >= 80) {
+    t.mma = MmaAtom{"mma.sync.m16n8k16", 16, 8, 16};
+    t.async_copy = true;
+  }
+  t.bulk_tensor_copy = t.warpgroup_mma = cc == 90 && specific;
+  // The largest dynamic shared memory per block (CUDA programming guide, compute
+  // capabilities table).
+  t.max_shared_bytes = cc >= 120                 ? 99 * 1024
+                       : cc >= 90                ? 227 * 1024
+                       : cc == 80 || cc == 87    ? 163 * 1024
+                       : cc == 86 || cc == 89    ? 99 * 1024
+                       : cc == 75                ? 64 * 1024
+                                                 : 48 * 1024;
+  return t;
+}
+
+Target common_cuda_target(const std::vector<std::string> &archs) {
+  std::optional<Target> common;
+  for (const std::string &arch : archs) {
+    std::string problem;
+    auto t = cuda_target(arch, problem);
+    if (!t)
+      continue;
+    if (!common) {
+      common = t;
+      continue;
+    }
+    common->arch += "+" + t->arch;
+    common->compute_capability = std::min(common->compute_capability, t->compute_capability);
+    if (!t->mma)
+      common->mma.reset();
+    common->async_copy &= t->async_copy;
+    common->bulk_tensor_copy &= t->bulk_tensor_copy;
+    common->warpgroup_mma &= t->warpgroup_mma;
+    common->max_shared_bytes = std::min(common->max_shared_bytes, t->max_shared_bytes);
+  }
+  if (!common) {
+    std::string problem;
+    return *cuda_target("sm_80", problem);
+  }
+  return *common;
+}
+
+const std::vector<std::string> &default_cuda_archs() {
+  static const std::vector<std::string> archs = {"sm_90a", "sm_80"};
+  return archs;
+}
+
+} // namespace tile::ir

@@ -1,0 +1,50 @@
+// What a target can do, as the passes need it: one description per architecture, passed to
+// every pass that depends on the hardware (as Halide's lowering passes its Target), and one
+// registry of target names and defaults, which the plugin's options query. Generic passes
+// read facts from here; they never test an architecture's name.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tile::ir {
+
+/// A warp-level tensor-core instruction: its tile, and the operand types it takes.
+struct MmaAtom {
+  std::string name; // "mma.sync.m16n8k16"
+  int m = 0, n = 0, k = 0;
+};
+
+struct Target {
+  std::string kind; // "cpu", "cuda"
+  std::string arch; // "sm_90a", "sm_80"; empty for the CPU
+  int compute_capability = 0; // 90, 80 (CUDA)
+  int warp_size = 1;          // threads that run in lockstep and exchange registers by shuffles
+  int max_vector_bytes = 16;  // the widest load or store of one thread
+  std::optional<MmaAtom> mma; // tensor-core gemm (bf16 and f16 into f32)
+  bool async_copy = false;    // cp.async: global to shared without registers
+  bool bulk_tensor_copy = false; // TMA (not used yet)
+  bool warpgroup_mma = false;    // wgmma (not used yet)
+  std::int64_t max_shared_bytes = 0; // dynamic shared memory of one block
+  int max_registers_per_thread = 0;
+  /// Registers per thread a fragment may take before it is better off in shared memory,
+  /// and a tensor-core accumulator (which the gemm keeps in registers anyway).
+  int max_fragment_registers = 64, max_accumulator_registers = 256;
+
+  /// "cuda:sm_90a", "cpu": how remarks name the target.
+  std::string name() const { return arch.empty() ? kind : kind + ":" + arch; }
+};
+
+Target cpu_target();
+/// The CUDA architecture `arch` ("sm_90a", "sm_80", any "sm_NN" or "sm_NNa"), or nothing and
+/// why not.
+std::optional<Target> cuda_target(const std::string &arch, std::string &problem);
+/// One description that serves all of `archs` (the facts they share), for the one source
+/// compiled for all of them.
+Target common_cuda_target(const std::vector<std::string> &archs);
+/// The CUDA architectures built when the user names none.
+const std::vector<std::string> &default_cuda_archs();
+
+} // namespace tile::ir
