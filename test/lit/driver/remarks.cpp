@@ -56,5 +56,5 @@ namespace T = tile;
   T::copy(huge, Y.at(0, 0));
 }
 
-// BOTH-DAG: remarks.cpp:20:{{[0-9]+}}: remark: [cuda:sm_90a] fragment 's' in registers
-// BOTH-DAG: remarks.cpp:20:{{[0-9]+}}: remark: [cuda:sm_80] fragment 's' in registers
+// BOTH-DAG: remarks.cpp:{{[0-9]+}}:{{[0-9]+}}: remark: [cuda:sm_90a] fragment 's' in registers
+// BOTH-DAG: remarks.cpp:{{[0-9]+}}:{{[0-9]+}}: remark: [cuda:sm_80] fragment 's' in registers
