@@ -16,6 +16,9 @@ using namespace ir;
 
 namespace {
 
+/// A thread's elements of a reduced row up to which they are combined as a tree.
+constexpr std::int64_t max_tree_leaves = 64;
+
 /// One loop per slot digit of a layout, outermost (largest stride) first: the values of the
 /// digits (indexed like the layout's digits) and the loops to wrap a body in.
 struct SlotLoops {
@@ -298,11 +301,40 @@ private:
     const ScalarType at = reduce_accum_type(n->reduce_kind, n->src->dtype, n->dst->dtype);
     Var acc = make_var("red", at);
     const Buffer &src = regs_.at(n->src.get()), &dst = regs_.at(n->dst.get());
-    std::vector<Stmt> row = {declare(acc, reduce_identity(n->reduce_kind, at))};
-    Stmt step = assign(acc, reduce_step(n->reduce_kind, acc, load(src, {l.slot(values)})));
-    for (auto &k : inner_loops.kinds)
-      k = ForKind::Unrolled;
-    row.push_back(inner_loops.wrap(step));
+    std::vector<Stmt> row;
+    std::int64_t count = 1;
+    for (auto &[v, extent] : inner_loops.loops)
+      count *= extent;
+    if (count <= max_tree_leaves) {
+      // The thread's elements of the row combined pairwise, as a tree: a chain of dependent
+      // operations as long as the row stalls the warp (most of attention's softmax).
+      std::vector<Expr> level;
+      for (std::int64_t c = 0; c < count; ++c) {
+        std::vector<Expr> at_c = values;
+        std::int64_t rest = c;
+        const std::vector<int> inner = slot_digits_where(l, [&](const Digit &g) { return g.dim == r; });
+        for (auto it = inner.rbegin(); it != inner.rend(); ++it) {
+          at_c[*it] = int_imm(rest % l.digits[*it].extent);
+          rest /= l.digits[*it].extent;
+        }
+        level.push_back(reduce_leaf(n->reduce_kind, load(src, {l.slot(at_c)}), at));
+      }
+      while (level.size() > 1) {
+        std::vector<Expr> next;
+        for (size_t i = 0; i + 1 < level.size(); i += 2)
+          next.push_back(reduce_combine(n->reduce_kind, level[i], level[i + 1]));
+        if (level.size() % 2)
+          next.push_back(level.back());
+        level = std::move(next);
+      }
+      row.push_back(declare(acc, level[0]));
+    } else {
+      row.push_back(declare(acc, reduce_identity(n->reduce_kind, at)));
+      Stmt step = assign(acc, reduce_step(n->reduce_kind, acc, load(src, {l.slot(values)})));
+      for (auto &k : inner_loops.kinds)
+        k = ForKind::Unrolled;
+      row.push_back(inner_loops.wrap(step));
+    }
     // The threads that split r: lanes of a warp (shuffles) and warps (shared memory).
     struct Part {
       std::int64_t stride, extent;

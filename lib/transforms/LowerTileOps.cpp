@@ -385,6 +385,11 @@ Expr reduce_convert(Expr v, ScalarType at) {
 }
 
 Expr reduce_step(ReduceKind k, Expr acc, Expr x) {
+  ScalarType at = acc->type;
+  return reduce_combine(k, std::move(acc), reduce_leaf(k, std::move(x), at));
+}
+
+Expr reduce_leaf(ReduceKind k, Expr x, ScalarType at) {
   if (k == ReduceKind::AbsMax || k == ReduceKind::AbsSum) {
     // |x| in x's own arithmetic type (small integers as int, as C++ promotes them), then the
     // conversion: converted first, a negative element of a signed type would become a large
@@ -394,8 +399,7 @@ Expr reduce_step(ReduceKind k, Expr acc, Expr x) {
       t = ScalarType::I32;
     x = call(Intrinsic::Abs, {cast(t, std::move(x))});
   }
-  ScalarType at = acc->type;
-  return reduce_combine(k, std::move(acc), reduce_convert(std::move(x), at));
+  return reduce_convert(std::move(x), at);
 }
 
 Kernel lower_tile_ops(const Kernel &kernel, IndexWidth width) {

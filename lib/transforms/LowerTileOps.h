@@ -38,6 +38,9 @@ ir::Kernel lower_tile_ops(const ir::Kernel &kernel, IndexWidth width = IndexWidt
 ir::Expr reduce_identity(ir::ReduceKind k, ir::ScalarType t);
 /// One step of a reduction: `acc` combined with the source element `x` converted to acc's
 /// type (|x| for the abs kinds, taken before the conversion).
+/// An element as a reduction of kind `k` accumulating in `at` takes it (|x| for the abs
+/// kinds, converted): reduce_step(k, acc, x) is reduce_combine(k, acc, reduce_leaf(k, x, at)).
+ir::Expr reduce_leaf(ir::ReduceKind k, ir::Expr x, ir::ScalarType at);
 ir::Expr reduce_step(ir::ReduceKind k, ir::Expr acc, ir::Expr x);
 /// The type a reduction of `src` elements into a `dst` buffer accumulates in: dst's
 /// arithmetic type, except for an integer max, min or absmax whose elements need not fit the

@@ -20,11 +20,11 @@ namespace T = tile;
 // CHECK-NEXT: var j: i32 = cs * 256 + tid % 32 * 8 + v
 // CHECK-NEXT: x[(rs + cs) * 8 + v] = X[bx * 4 + i, j]
 // CHECK: x[(rs.1 + cs.1) * 8 + v.1] = select(
-// The reduction: the thread's slots, then shuffles across the 32 threads of the row.
+// The reduction: the thread's slots combined as a tree (no long chain of dependent
+// operations), then shuffles across the 32 threads of the row.
 // CHECK: for rs.2 in slots(0, 1) {
-// CHECK-NEXT: var red: f32 = -inf:f32
-// CHECK: red = max(red, x[(rs.2 + cs.2) * 8 + v.2])
-// CHECK: red = max(red, shfl_xor(red, 16))
+// CHECK-NEXT: var red: f32 = max(max(max(x[rs.2 * 8], x[rs.2 * 8 + 1]), max(x[rs.2 * 8 + 2], x[rs.2 * 8 + 3])), max(max(x[rs.2 * 8 + 4], x[rs.2 * 8 + 5]), max(x[rs.2 * 8 + 6], x[rs.2 * 8 + 7])))
+// CHECK-NEXT: red = max(red, shfl_xor(red, 16))
 // CHECK-NEXT: red = max(red, shfl_xor(red, 8))
 // CHECK-NEXT: red = max(red, shfl_xor(red, 4))
 // CHECK-NEXT: red = max(red, shfl_xor(red, 2))
