@@ -10,6 +10,7 @@
 // CHECK: PASS gemm_full_row_bf16
 // CHECK: PASS gemm_full_col_f16
 // CHECK: PASS gemm_fragment_a_bf16
+// CHECK: PASS gemm_fragment_a_transposed_bf16
 // CHECK: PASS gemm_clear_accum_bf16
 // CHECK: PASS gemm_clear_at_run_time_bf16
 // CHECK: PASS gemm_clear_at_run_time_f16
@@ -57,6 +58,25 @@ template <int BM, int BN, int BK>
     T::copy(A.at(by * BM, k * BK), Af);
     T::copy(B.at(k * BK, bx * BN), Bs);
     T::gemm(Af, Bs, acc);
+  }
+  T::copy(acc, C.at(by * BM, bx * BN));
+}
+
+/// The same with A stored transposed: the fragment stays in shared memory (ldmatrix reads
+/// it there) while the gemm still runs on tensor cores.
+template <int BM, int BN, int BK>
+[[tile::kernel]] void gemm_fragment_a_transposed(T::tensor<const T::bf16, 2> A, T::tensor<const T::bf16, 2> B,
+                                                 T::tensor<float, 2> C) {
+  const int M = C.size(0), N = C.size(1), K = A.size(0);
+  auto [bx, by] = T::grid(T::ceildiv(N, BN), T::ceildiv(M, BM));
+  T::fragment<T::bf16, BK, BM> Af;
+  T::shared<T::bf16, BK, BN> Bs;
+  T::fragment<float, BM, BN> acc;
+  T::clear(acc);
+  for (int k : T::serial(T::ceildiv(K, BK))) {
+    T::copy(A.at(k * BK, by * BM), Af);
+    T::copy(B.at(k * BK, bx * BN), Bs);
+    T::gemm(Af, Bs, acc, {.transpose_a = true});
   }
   T::copy(acc, C.at(by * BM, bx * BN));
 }
@@ -135,6 +155,8 @@ int main() {
            [](auto &a, auto &b, auto &c) { gemm<f16, 32, 64, 32, 3, false, true, P::full_col, 64>(a, b, c); });
   run<bf16>("gemm_fragment_a_bf16", 45, 37, 70, false, false,
             [](auto &a, auto &b, auto &c) { gemm_fragment_a<32, 32, 16>(a, b, c); });
+  run<bf16>("gemm_fragment_a_transposed_bf16", 51, 40, 66, true, false,
+            [](auto &a, auto &b, auto &c) { gemm_fragment_a_transposed<32, 32, 16>(a, b, c); });
   run<bf16>("gemm_clear_accum_bf16", 39, 53, 75, false, false,
             [](auto &a, auto &b, auto &c) { gemm_clear_accum<32, 32, 16>(a, b, c); });
   run<bf16>(

@@ -31,7 +31,7 @@ namespace T = tile;
 // CHECK-NEXT: red = max(red, shfl_xor(red, 1))
 // CHECK-NEXT: m[rs.2] = red
 // An element-wise loop reading the row vector: its slot is the row step.
-// CHECK: x[(rs.3 + cs.3) * 8 + v.3] = x[(rs.3 + cs.3) * 8 + v.3] - m[rs.3]
+// CHECK: x[(rs.3 + cs.[[C:[0-9]+]]) * 8 + v.[[V:[0-9]+]]] = x[(rs.3 + cs.[[C]]) * 8 + v.[[V]]] - m[rs.3]
 // CHECK-NOT: {{^  fragment }}
 [[tile::kernel]] void rowmax(T::tensor<const float, 2> X, T::tensor<float, 2> Y) {
   auto [bx] = T::grid(T::ceildiv(X.size(0), 4));
