@@ -130,6 +130,7 @@ struct Access {
   const BufferNode *buffer;
   std::vector<int> dims;
   bool other = false;
+  bool store = false;
 };
 
 /// The uses of fragments that ask something of their layouts.
@@ -307,7 +308,9 @@ private:
         in_order &= a.dims[d] == int(d);
       if (!in_order)
         continue;
-      if (!found || (it->second.mma && !found->mma))
+      // A tensor-core accumulator first (its gemm fixed it), then a gemm's operand a.
+      auto rank = [](const Fragment &f) { return !f.mma ? 0 : f.mma->operand == MmaShape::C ? 2 : 1; };
+      if (!found || rank(it->second) > rank(*found))
         found = it->second;
     }
     return found;
@@ -440,8 +443,6 @@ private:
         to_shared(c, "the accumulator of a gemm on FMA (" + why + ")");
       } else {
         to_shared(b, "operand b of a tensor-core gemm, which ldmatrix reads from shared memory");
-        if (g.g->transpose_a)
-          to_shared(a, "operand a of a tensor-core gemm with transpose_a, which ldmatrix reads from shared memory");
       }
     }
   }
@@ -563,6 +564,9 @@ private:
       GemmSite site{g, s->loc, std::nullopt, ""};
       if (auto m = mma_plan(g, k_.threads, target_, site.why_not))
         site.mma = *m;
+      if (site.mma && g->transpose_a)
+        to_shared(g->a.buffer.get(), "operand a of a tensor-core gemm with transpose_a, which ldmatrix reads from "
+                                     "shared memory");
       gemms_.push_back(site);
       return;
     }
@@ -609,10 +613,10 @@ private:
     }
     bool writes_local = false;
     std::set<const BufferNode *> stored, loaded;
-    auto classify = [&](const Buffer &b, const std::vector<Expr> &idx) {
+    auto classify = [&](const Buffer &b, const std::vector<Expr> &idx, bool store) {
       if (!is_fragment(b))
         return;
-      Access a{b.get(), {}, false};
+      Access a{b.get(), {}, false, store};
       for (size_t i = 0; i < idx.size() && !a.other; ++i) {
         auto it = std::find(vars.begin(), vars.end(), static_cast<const VarNode *>(idx[i].get()));
         if (idx[i]->kind != ExprKind::Var || it == vars.end() || b->extent(int(i)) != site.extents[it - vars.begin()])
@@ -633,13 +637,13 @@ private:
           st,
           [&](const Expr &e) {
             if (auto l = e->as<LoadNode>()) {
-              classify(l->buffer, l->indices);
+              classify(l->buffer, l->indices, false);
               loaded.insert(l->buffer.get());
             }
           },
           [&](const Stmt &x) {
             if (auto store = x->as<StoreNode>()) {
-              classify(store->buffer, store->indices);
+              classify(store->buffer, store->indices, true);
               writes_local |= store->buffer->scope == Scope::Local;
               stored.insert(store->buffer.get());
             } else if (x->as<AtomicNode>() || x->as<PrintNode>()) {
@@ -654,16 +658,22 @@ private:
       for (auto &c : g)
         for_each_expr(c, [&](const Expr &e) {
           if (auto l = e->as<LoadNode>())
-            classify(l->buffer, l->indices);
+            classify(l->buffer, l->indices, false);
         });
     visit_stmt(nest.body);
     for (auto *b : stored)
       if (b->scope != Scope::Local && loaded.count(b))
         site.read_back.push_back(b);
 
-    for (auto &a : site.accesses)
+    for (auto &a : site.accesses) {
       if (a.other)
         to_shared(a.buffer, "indexed in a parallel loop by other than the loop's variables in order");
+      // Written through fewer of the nest's variables than it has: each of the threads that
+      // hold a copy of the element would update only its own (`if (j == 0) v(i) = ...`).
+      else if (a.store && a.dims.size() < site.extents.size())
+        to_shared(a.buffer, "written in a parallel loop over more dimensions than it has (each thread holding a "
+                            "copy would update only its own)");
+    }
     // A nest that fills a local buffer runs whole in every thread (each holds all of it),
     // so the fragments it touches cannot be split over the threads as registers.
     if (vars.size() > 2 || writes_local) {

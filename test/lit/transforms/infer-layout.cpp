@@ -254,3 +254,66 @@ namespace T = tile;
     out(i, j) = c(j) + r(i);
   T::copy(out, Y.at(0, 0));
 }
+
+// A vector written in a 2-D nest through one of its variables: the threads that hold a
+// copy of v(i) each run their own (i, j), so under `if (j == 0)` only one copy would change;
+// v stays in shared memory (found in review).
+// CHECK-LABEL: kernel vector_written_in_matrix_nest(
+// CHECK: fragment v: f32[8]{{$}}
+[[tile::kernel]] void vector_written_in_matrix_nest(T::tensor<const float, 2> X, T::tensor<float, 2> Y) {
+  auto [bx] = T::grid(1);
+  T::fragment<float, 8, 64> x;
+  T::fragment<float, 8> v;
+  T::copy(X.at(0, 0), x);
+  for (auto [i, j] : T::parallel(8, 64))
+    if (j == 0)
+      v(i) = x(i, j);
+  for (auto [i, j] : T::parallel(8, 64))
+    x(i, j) = x(i, j) * v(i);
+  T::copy(x, Y.at(0, 0));
+}
+
+// A nest over an accumulator and a gemm's operand a (laid out differently on the default
+// warp grids) runs by the accumulator's layout: S and m stay in registers and both gemms on
+// tensor cores; P, which cannot take both layouts, goes through shared memory (found in
+// review: P's layout used to win and send S to shared memory and its gemm to FMA).
+// CHECK-LABEL: kernel accumulator_binds_first(
+// CHECK: fragment s: f32[64, 64] in registers: mma(64x64, 2x2 warps of 2x4 m16n8 atoms)
+// CHECK: fragment acc: f32[64, 128] in registers: mma(64x128
+// CHECK: fragment p: bf16[64, 64] rows of 72{{$}}
+// CHECK: fragment m: f32[64] in registers: rows of mma(64x64, 2x2 warps of 2x4 m16n8 atoms)
+[[tile::kernel]] void accumulator_binds_first(T::tensor<float, 2> Y) {
+  auto [bx] = T::grid(1);
+  T::shared<T::bf16, 64, 64> q, k;
+  T::shared<T::bf16, 64, 128> v;
+  T::fragment<float, 64, 64> s;
+  T::fragment<float, 64, 128> acc;
+  T::fragment<T::bf16, 64, 64> p;
+  T::fragment<float, 64> m;
+  T::gemm(q, k, s, {.transpose_b = true, .clear_accum = true});
+  T::reduce_max(s, m, 1);
+  for (auto [i, j] : T::parallel(64, 64))
+    p(i, j) = T::exp2(s(i, j) - m(i));
+  T::gemm(p, v, acc, {.clear_accum = true});
+  T::copy(acc, Y.at(0, 0));
+}
+
+// A transposed operand a is read by ldmatrix from shared memory from the start: its layout
+// never binds the nest that fills it from an accumulator (found in review).
+// CHECK-LABEL: kernel transposed_a(
+// CHECK: fragment s: f32[64, 32] in registers: mma(64x32
+// CHECK: fragment p: bf16[64, 32]{{( rows of [0-9]+)?$}}
+[[tile::kernel]] void transposed_a(T::tensor<float, 2> Y) {
+  auto [bx] = T::grid(1);
+  T::shared<T::bf16, 64, 32> q;
+  T::shared<T::bf16, 32, 32> k2;
+  T::shared<T::bf16, 64, 64> x;
+  T::fragment<float, 64, 32> s;
+  T::fragment<T::bf16, 64, 32> p;
+  T::fragment<float, 32, 64> acc;
+  T::gemm(q, k2, s, {.clear_accum = true});
+  for (auto [i, j] : T::parallel(64, 32))
+    p(i, j) = s(i, j);
+  T::gemm(p, x, acc, {.transpose_a = true, .clear_accum = true});
+  T::copy(acc, Y.at(0, 0));
+}
