@@ -3,22 +3,29 @@
 // is legal. Inference never fails: shared memory is the fallback for any fragment whose
 // uses a register layout cannot serve.
 //
-// Requires: the frontend's IR (tile operations not yet lowered).
-// Establishes: kernel.layouts lists the register fragments. A fragment of rank 1 or 2 gets
-//   a register layout when every use of it is one of
-//   - a copy, fill or region atomic of the whole fragment;
-//   - an element access inside a nest of parallel loops whose indices are the nest's
-//     variables (the loops of an R x C nest are bound to threads by matrix_layout(R, C)), or,
-//     for a rank-1 fragment in a two-level nest, its row or column variable alone (the
-//     fragment is then a row or column vector of that matrix, one copy per thread that
-//     holds the row or column);
-//   - a reduction along the last dimension of a rank-2 fragment into a rank-1 one (the
-//     source a matrix, the destination its row vector);
-//   - the destination of a gemm that runs on tensor cores (mma_accumulator_layout), which
-//     then lays it out as the instruction does (and the nests over it with it);
-//   and the layouts these uses ask of it agree. A fragment read or written outside parallel
-//   loops, through other indices, by gemm or cumsum, or needing more than 64 registers per
-//   thread, stays in shared memory, and so do fragments whose uses would then disagree.
+// Requires: the frontend's IR (tile operations not yet lowered); the target's facts (warp
+//   size, the tensor-core instruction, register limits) from ir/Target.h.
+// Establishes: kernel.layouts lists the register fragments with their layouts,
+//   kernel.bindings the layout each parallel nest over them runs by (keyed by the nest's
+//   outermost loop variable), kernel.remarks where each fragment went and why, and which
+//   instruction each gemm runs on. Layouts come by propagation:
+//   - strict: a gemm on tensor cores fixes its accumulator's layout (the instruction's,
+//     over the warp grid of its policy) and, when its operand a is a fragment, a's;
+//   - common, until nothing changes: a reduction along the last dimension gives its
+//     destination the source's layout without that dimension; a copy between fragments
+//     gives both one layout; a nest runs by the layout of a fragment it indexes with all
+//     its variables in order (an accumulator first), and each other fragment it indexes
+//     with some of them in order takes that layout restricted to them;
+//   - free, one choice at a time then common again: matrices before vectors, in program
+//     order (matrix_fragment, vector_fragment).
+//   A fragment stays in shared memory, with the reason recorded, when a use cannot be
+//   served from registers: element accesses outside parallel loops or through other
+//   indices, regions of it, cumsum, reductions along another dimension, rank 3 or more,
+//   copies into locals, nests that fill locals or are deeper than two, vectors written
+//   through fewer variables than their nest has, more registers than the target allows,
+//   operands of FMA gemms, operand b (and a transposed a) of tensor-core gemms, replicated
+//   layouts under atomics, prints or read-back stores, and uses asking for two layouts.
+//   Falling back can undo other choices: inference repeats until nothing more falls back.
 //   The shared operands of tensor-core gemms get rows padded by 16 bytes where that spreads
 //   ldmatrix's rows over all banks (kernel.row_pitch).
 #pragma once
