@@ -7,7 +7,6 @@
 #include "Pipeline/DeviceCompiler.h"
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
-#include "ir/Visitor.h"
 #include "targets/cpu/CpuCodegen.h"
 #include "targets/cpu/CpuCompiler.h"
 #include "targets/cuda/CudaCodegen.h"
@@ -206,11 +205,7 @@ void add_remarks(const std::string &target, const std::vector<std::string> &arch
       if (i < shared_bytes.size()) {
         // Registers: the thread's arrays (fragments, locals) in 32-bit words, plus a few for
         // indices and addresses; nvcc's figure (ptxas -v) is the exact one.
-        std::int64_t words = 0;
-        ir::for_each_node(k.body, nullptr, [&](const ir::Stmt &s) {
-          if (auto d = s->as<ir::DeclBufferNode>(); d && d->buffer->scope == ir::Scope::Local)
-            words += (d->buffer->num_elements() * ir::bytes(d->buffer->dtype) + 3) / 4;
-        });
+        const std::int64_t words = (cuda::thread_storage(k).bytes + 3) / 4;
         result.messages.push_back({Message::Remark, k.key,
                                    tag + "kernel '" + k.display_name + "': " + std::to_string(shared_bytes[i]) +
                                        " bytes of shared memory, about " + std::to_string(words + 24) +

@@ -10,8 +10,6 @@ namespace tile::ir {
 
 namespace {
 
-bool is_top(const Fragment &f, const Digit &g) { return g.stride * g.extent >= f.threads; }
-
 /// Slot digits renumbered densely: innermost (smallest old stride) gets stride 1.
 void compact_slots(Fragment &f) {
   std::vector<int> order = f.slot_digits();
@@ -22,20 +20,11 @@ void compact_slots(Fragment &f) {
   }
 }
 
-/// `value == 0` for the digit (stride s, extent e) of the thread index, as simply as it
-/// reads: tid < s for the top digit.
-Expr digit_is_zero(const Fragment &f, const Digit &g, const Expr &tid) {
-  if (is_top(f, g))
-    return lt(tid, int_imm(g.stride));
-  Expr v = g.stride == 1 ? tid : div(tid, int_imm(g.stride));
-  return binary(BinaryOp::EQ, binary(BinaryOp::Mod, v, int_imm(g.extent)), int_imm(0));
-}
-
 Expr conjunction(const Fragment &f, int kind, const Expr &tid) {
   Expr all = nullptr;
   for (const Digit &g : f.digits)
     if (g.thread && g.dim == kind && g.extent > 1) {
-      Expr c = digit_is_zero(f, g, tid);
+      Expr c = thread_digit_is_zero(tid, g.stride, g.extent, f.threads);
       all = all ? logical_and(all, c) : c;
     }
   return all;
@@ -90,14 +79,25 @@ bool Fragment::padded(int d) const {
   return n > shape[d];
 }
 
-Expr Fragment::digit_value(int i, const Expr &tid) const {
-  const Digit &g = digits[i];
-  if (g.extent == 1)
+Expr thread_digit(const Expr &tid, std::int64_t stride, std::int64_t extent, int threads) {
+  if (extent == 1)
     return int_imm(0);
-  if (is_top(*this, g))
-    return g.stride == 1 ? tid : div(tid, int_imm(g.stride));
-  Expr v = binary(BinaryOp::Mod, tid, int_imm(g.stride * g.extent));
-  return g.stride == 1 ? v : div(v, int_imm(g.stride));
+  if (stride * extent >= threads)
+    return stride == 1 ? tid : div(tid, int_imm(stride));
+  // tid % (s e) / s rather than tid / s % e: the form nvcc keeps in fewer registers.
+  Expr v = binary(BinaryOp::Mod, tid, int_imm(stride * extent));
+  return stride == 1 ? v : div(v, int_imm(stride));
+}
+
+Expr thread_digit_is_zero(const Expr &tid, std::int64_t stride, std::int64_t extent, int threads) {
+  if (stride * extent >= threads)
+    return lt(tid, int_imm(stride));
+  Expr v = stride == 1 ? tid : div(tid, int_imm(stride));
+  return binary(BinaryOp::EQ, binary(BinaryOp::Mod, v, int_imm(extent)), int_imm(0));
+}
+
+Expr Fragment::digit_value(int i, const Expr &tid) const {
+  return thread_digit(tid, digits[i].stride, digits[i].extent, threads);
 }
 
 Expr Fragment::index(int d, const Expr &tid, const std::vector<Expr> &slot_values) const {

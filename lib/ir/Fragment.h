@@ -96,6 +96,12 @@ public:
   friend bool operator==(const Fragment &a, const Fragment &b);
 };
 
+/// The value of a thread-index digit of `stride` and `extent` on a block of `threads`
+/// (`tid % (stride * extent) / stride`, the modulo left out for the top digit), and whether
+/// it is 0 (`tid < stride` for the top digit): the one formula of thread digits.
+Expr thread_digit(const Expr &tid, std::int64_t stride, std::int64_t extent, int threads);
+Expr thread_digit_is_zero(const Expr &tid, std::int64_t stride, std::int64_t extent, int threads);
+
 /// The register layout tile gives an R x C fragment on `threads` threads: the widest vector
 /// of up to 8 elements that divides C (narrower while that leaves threads without a vector),
 /// then as many threads per row as divide the vectors of a row (at most 32 when there are

@@ -49,7 +49,7 @@ struct SlotLoops {
   }
 };
 
-/// The slot digits of `f`, or those of one dimension (`dim`) or of all but one (`-dim - 1`).
+/// The slot digits of `f` that `keep` keeps, by decreasing stride.
 std::vector<int> slot_digits_where(const Fragment &f, const std::function<bool(const Digit &)> &keep) {
   std::vector<int> out;
   for (int i : f.slot_digits())
@@ -309,10 +309,10 @@ private:
       // The thread's elements of the row combined pairwise, as a tree: a chain of dependent
       // operations as long as the row stalls the warp (most of attention's softmax).
       std::vector<Expr> level;
+      const std::vector<int> inner = slot_digits_where(l, [&](const Digit &g) { return g.dim == r; });
       for (std::int64_t c = 0; c < count; ++c) {
         std::vector<Expr> at_c = values;
         std::int64_t rest = c;
-        const std::vector<int> inner = slot_digits_where(l, [&](const Digit &g) { return g.dim == r; });
         for (auto it = inner.rbegin(); it != inner.rend(); ++it) {
           at_c[*it] = int_imm(rest % l.digits[*it].extent);
           rest /= l.digits[*it].extent;
@@ -371,15 +371,8 @@ private:
     // Each warp's first lane of the row leaves its result in shared memory, at [slot, the
     // thread's other digits, warp of the row]; then every thread combines its row's (the
     // barrier between is insert-sync's).
-    auto part_value = [&](const Part &p) {
-      Expr v = p.stride == 1 ? tid() : div(tid(), int_imm(p.stride));
-      return p.stride * p.extent >= k_.threads ? v : binary(BinaryOp::Mod, v, int_imm(p.extent));
-    };
-    auto part_zero = [&](const Part &p) {
-      return binary(BinaryOp::EQ, binary(BinaryOp::Mod, p.stride == 1 ? tid() : div(tid(), int_imm(p.stride)),
-                                         int_imm(p.extent)),
-                    int_imm(0));
-    };
+    auto part_value = [&](const Part &p) { return thread_digit(tid(), p.stride, p.extent, k_.threads); };
+    auto part_zero = [&](const Part &p) { return thread_digit_is_zero(tid(), p.stride, p.extent, k_.threads); };
     Expr key = nullptr;
     std::int64_t groups = 1;
     std::vector<int> others;

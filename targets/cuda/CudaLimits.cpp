@@ -14,6 +14,22 @@ std::int64_t shared_memory_limit(const std::string &arch) {
   return t ? t->max_shared_bytes : 48 * 1024;
 }
 
+ThreadStorage thread_storage(const ir::Kernel &kernel) {
+  ThreadStorage t;
+  ir::for_each_node(kernel.body, nullptr, [&](const ir::Stmt &s) {
+    auto d = s->as<ir::DeclBufferNode>();
+    if (!d || d->buffer->scope != ir::Scope::Local)
+      return;
+    const std::int64_t bytes = d->buffer->num_elements() * ir::bytes(d->buffer->dtype);
+    t.bytes += bytes;
+    if (bytes > t.largest) {
+      t.largest = bytes;
+      t.largest_name = d->buffer->name;
+    }
+  });
+  return t;
+}
+
 std::vector<LimitProblem> check_limits(const ir::Kernel &kernel, std::int64_t shared_bytes,
                                        const std::vector<std::string> &archs) {
   std::vector<LimitProblem> problems;
@@ -42,24 +58,11 @@ std::vector<LimitProblem> check_limits(const ir::Kernel &kernel, std::int64_t sh
                         "build for the other architectures only (-fplugin-arg-tile-targets=cuda:" + largest_arch +
                             "), or " + fewer,
                         /*warning=*/true});
-  // Per-thread arrays, all counted as if they lived at once (an upper bound).
-  std::int64_t thread_bytes = 0, largest_array = 0;
-  std::string largest_name;
-  ir::for_each_node(kernel.body, nullptr, [&](const ir::Stmt &s) {
-    auto d = s->as<ir::DeclBufferNode>();
-    if (!d || d->buffer->scope != ir::Scope::Local)
-      return;
-    const std::int64_t bytes = d->buffer->num_elements() * ir::bytes(d->buffer->dtype);
-    thread_bytes += bytes;
-    if (bytes > largest_array) {
-      largest_array = bytes;
-      largest_name = d->buffer->name;
-    }
-  });
-  if (thread_bytes > thread_storage_limit)
-    problems.push_back({name + " needs " + std::to_string(thread_bytes) +
-                            " bytes of registers and local memory per thread ('" + largest_name + "' alone " +
-                            std::to_string(largest_array) + "); tile refuses more than " +
+  const ThreadStorage storage = thread_storage(kernel);
+  if (storage.bytes > thread_storage_limit)
+    problems.push_back({name + " needs " + std::to_string(storage.bytes) +
+                            " bytes of registers and local memory per thread ('" + storage.largest_name +
+                            "' alone " + std::to_string(storage.largest) + "); tile refuses more than " +
                             std::to_string(thread_storage_limit),
                         "fragments are spread over the block's threads: use smaller tiles or more threads "
                         "(tile::threads(n)), and keep large tiles in tile::shared"});

@@ -20,6 +20,14 @@ std::int64_t shared_memory_limit(const std::string &arch);
 /// past this the unrolled per-thread code is too large to compile.
 inline constexpr std::int64_t thread_storage_limit = 16 * 1024;
 
+/// Bytes of the per-thread arrays (fragments in registers, local buffers) of a lowered
+/// kernel, all counted as if they lived at once (an upper bound), and the largest of them.
+struct ThreadStorage {
+  std::int64_t bytes = 0, largest = 0;
+  std::string largest_name;
+};
+ThreadStorage thread_storage(const ir::Kernel &kernel);
+
 struct LimitProblem {
   std::string message, note;
   /// A warning: the kernel fits some of the architectures (and will launch only there).

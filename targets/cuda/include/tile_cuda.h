@@ -479,28 +479,7 @@ __device__ __forceinline__ void mma_gemm(const T *a, int lda, const T *b, int ld
       else
         detail::ldmatrix_x4<true>(af[am], a + (k0 + (mat / 2) * 8 + row) * lda + m0 + (mat % 2) * 8);
     }
-#pragma unroll
-    for (int an = 0; an < AN; an += 2) {
-      const int n0 = n_base + an * 8;
-      // Matrices 0..3: (k 0-7, n 0-7), (k 8-15, n 0-7), (k 0-7, n 8-15), (k 8-15, n 8-15).
-      if (an + 1 < AN) {
-        unsigned r[4];
-        if constexpr (!TB)
-          detail::ldmatrix_x4<true>(r, b + (k0 + (mat % 2) * 8 + row) * ldb + n0 + (mat / 2) * 8);
-        else
-          detail::ldmatrix_x4<false>(r, b + (n0 + (mat / 2) * 8 + row) * ldb + k0 + (mat % 2) * 8);
-        bfr[an][0] = r[0];
-        bfr[an][1] = r[1];
-        bfr[an + 1][0] = r[2];
-        bfr[an + 1][1] = r[3];
-      } else {
-        const int m2 = mat % 2; // x2: lanes 0-15 give the addresses (the others, valid copies)
-        if constexpr (!TB)
-          detail::ldmatrix_x2<true>(bfr[an], b + (k0 + m2 * 8 + row) * ldb + n0);
-        else
-          detail::ldmatrix_x2<false>(bfr[an], b + (n0 + row) * ldb + k0 + m2 * 8);
-      }
-    }
+    detail::mma_b_fragments<AN, TB>(bfr, b, ldb, k0, n_base, lane);
 #pragma unroll
     for (int am = 0; am < AM; ++am)
 #pragma unroll
