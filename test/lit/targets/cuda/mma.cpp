@@ -38,3 +38,25 @@ namespace T = tile;
   }
   T::copy(acc, C.at(by * 128, bx * 128));
 }
+
+// A first operand in registers (FlashAttention-2's P, on warps stacked along the rows): the
+// accumulator of the first gemm converted in place, then tile_cuda::mma_gemm_rs with those
+// registers and B from shared memory (compiled by nvcc to PTX above).
+// CHECK-LABEL: tile_cuda__Z14p_in_registers
+// CHECK: tile_cuda::mma_gemm<64, 64, 64, 4, 1, false, true, true>(Qs, 72, Ks, 72, s);
+// CHECK: p[{{.*}}] = tile_cuda::cvt<tile_cuda::bf16>(s[{{.*}}]);
+// CHECK: tile_cuda::mma_gemm_rs<64, 64, 64, 4, 1, false, false>(p, Vs, 72, o);
+[[tile::kernel]] void p_in_registers(T::tensor<const T::bf16, 2> Q, T::tensor<float, 2> O) {
+  auto [bx] = T::grid(1);
+  T::shared<T::bf16, 64, 64> Qs, Ks, Vs;
+  T::fragment<float, 64, 64> s, o;
+  T::fragment<T::bf16, 64, 64> p;
+  T::copy(Q.at(0, 0), Qs);
+  T::copy(Q.at(0, 0), Ks);
+  T::copy(Q.at(0, 0), Vs);
+  T::clear(o);
+  T::gemm(Qs, Ks, s, {.transpose_b = true, .clear_accum = true, .policy = T::warp_policy::full_row});
+  T::copy(s, p);
+  T::gemm(p, Vs, o, {.policy = T::warp_policy::full_row});
+  T::copy(o, O.at(0, 0));
+}
