@@ -41,22 +41,22 @@ template <int D, bool CAUSAL, int BM = 64, int BN = 64, int NT = 128, int STAGES
     T::copy(V.at(bz, hk, kb * BN, 0), Vs);
     T::gemm(Qs, Ks, s, {.transpose_b = true, .clear_accum = true, .policy = T::warp_policy::full_row});
     // The mask only where the block crosses the end of the keys or the diagonal (a
-    // uniform branch): the others just scale.
+    // uniform branch).
     if (kb * BN + BN > SK || (CAUSAL && kb * BN + BN - 1 > bx * BM)) {
       for (auto [i, j] : T::parallel(BM, BN)) {
         const bool masked = kb * BN + j >= SK || (CAUSAL && kb * BN + j > bx * BM + i);
-        s(i, j) = masked ? -T::infinity<float>() : s(i, j) * scale_log2;
+        if (masked)
+          s(i, j) = -T::infinity<float>();
       }
-    } else {
-      for (auto [i, j] : T::parallel(BM, BN))
-        s(i, j) = s(i, j) * scale_log2;
     }
     T::copy(m, m_old);
     T::reduce_max(s, m, 1, false); // m = max(m_old, the block's row maxima)
     for (int i : T::parallel(BM))
-      rescale(i) = T::exp2(m_old(i) - m(i));
+      rescale(i) = T::exp2((m_old(i) - m(i)) * scale_log2);
+    // One FFMA and one exp2 a score (the scale is positive: the maximum of the unscaled
+    // scores is the unscaled maximum).
     for (auto [i, j] : T::parallel(BM, BN))
-      s(i, j) = T::exp2(s(i, j) - m(i));
+      s(i, j) = T::exp2(s(i, j) * scale_log2 - m(i) * scale_log2);
     T::reduce_sum(s, row_sum, 1);
     for (int i : T::parallel(BM))
       l(i) = l(i) * rescale(i) + row_sum(i);
@@ -80,11 +80,11 @@ struct Case {
 template <int D, bool CAUSAL>
 void launch(const T::array<T::bf16, 4> &q, const T::array<T::bf16, 4> &k, const T::array<T::bf16, 4> &v,
             T::array<T::bf16, 4> &o, float scale) {
-  // Measured on the H200 (bench/NOTES.md): head_dim 64 on 8 warps of 16 query rows and key
-  // blocks of 64; head_dim 128 on 4 warps of 32 rows (each K and V fragment read from shared
-  // memory serves two row atoms) and key blocks of 32 (registers for the larger accumulator).
+  // Measured on the H200 (bench/NOTES.md): 4 warps of 32 query rows (each K and V fragment
+  // read from shared memory serves two row atoms), key blocks of 128 for head_dim 64 and of
+  // 32 for head_dim 128 (registers for the larger accumulator).
   if constexpr (D == 64)
-    flash_attention<D, CAUSAL, 128, 64, 256>(q, k, v, o, scale);
+    flash_attention<D, CAUSAL, 128, 128, 128>(q, k, v, o, scale);
   else
     flash_attention<D, CAUSAL, 128, 32, 128>(q, k, v, o, scale);
 }

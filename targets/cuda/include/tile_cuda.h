@@ -204,7 +204,14 @@ template <class To, class From> __device__ __forceinline__ To cvt(From v) {
 
 __device__ __forceinline__ float exp(float x) { return ::expf(x); }
 __device__ __forceinline__ double exp(double x) { return ::exp(x); }
-__device__ __forceinline__ float exp2(float x) { return ::exp2f(x); }
+// exp2 in float is one MUFU.EX2 (ex2.approx.ftz: at most 2 ulp, the same instruction exp2f
+// uses, without its rescaling of results below 2^-126, which flush to zero): the online
+// softmax of attention spends an exponential per score.
+__device__ __forceinline__ float exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
 __device__ __forceinline__ double exp2(double x) { return ::exp2(x); }
 __device__ __forceinline__ float log(float x) { return ::logf(x); }
 __device__ __forceinline__ double log(double x) { return ::log(x); }
