@@ -1,5 +1,5 @@
 // Y = X / sqrt(mean(X^2) + eps) * w over the rows of a bf16 matrix, float accumulation. A
-// row of up to 8192 columns is read once and kept in registers (rmsnorm_row); a longer one
+// row of up to 8192 columns is read once and kept in registers (rmsnorm_rows); a longer one
 // in two passes in chunks of BN (rmsnorm), the sum of squares kept per element position
 // across the chunks and reduced once per row.
 //   rmsnorm [M N]      (default 1003 1001: no size divides a tile)
@@ -34,25 +34,29 @@ template <int BM = 1, int BN = 1024, int NT = 128>
   }
 }
 
-/// One block per row, the whole row in registers: X read once (zeros past N).
+/// Rows of up to BN columns: G blocks walk the rows (block bx takes rows bx, bx + G, ...),
+/// each row read once and kept in registers (zeros past N), W read once per block into
+/// shared memory.
 template <int BN, int NT>
-[[tile::kernel]] void rmsnorm_row(T::tensor<const T::bf16, 2> X, T::tensor<const T::bf16, 1> W,
-                                  T::tensor<T::bf16, 2> Y, float eps) {
+[[tile::kernel]] void rmsnorm_rows(T::tensor<const T::bf16, 2> X, T::tensor<const T::bf16, 1> W,
+                                   T::tensor<T::bf16, 2> Y, float eps, int G) {
   const int M = X.size(0), N = X.size(1);
-  auto [bx] = T::grid(M, T::threads(NT));
+  auto [bx] = T::grid(G, T::threads(NT));
+  T::shared<T::bf16, BN> ws;
   T::fragment<float, 1, BN> x, sq;
-  T::fragment<float, BN> w;
   T::fragment<float, 1> scale;
-  T::copy(X.at(bx, 0), x);
-  for (auto [i, j] : T::parallel(1, BN))
-    sq(i, j) = x(i, j) * x(i, j);
-  T::reduce_sum(sq, scale, 1);
-  for (int i : T::parallel(1))
-    scale(i) = T::rsqrt(scale(i) / float(N) + eps);
-  T::copy(W.at(0), w);
-  for (auto [i, j] : T::parallel(1, BN))
-    x(i, j) = x(i, j) * scale(i) * w(j);
-  T::copy(x, Y.at(bx, 0));
+  T::copy(W.at(0), ws);
+  for (int r = bx; r < M; r += G) {
+    T::copy(X.at(r, 0), x);
+    for (auto [i, j] : T::parallel(1, BN))
+      sq(i, j) = x(i, j) * x(i, j);
+    T::reduce_sum(sq, scale, 1);
+    for (int i : T::parallel(1))
+      scale(i) = T::rsqrt(scale(i) / float(N) + eps);
+    for (auto [i, j] : T::parallel(1, BN))
+      x(i, j) = x(i, j) * scale(i) * T::cast<float>(ws(j));
+    T::copy(x, Y.at(r, 0));
+  }
 }
 
 int main(int argc, char **argv) {
@@ -65,10 +69,12 @@ int main(int argc, char **argv) {
     auto W = example::device_array<T::bf16, 1>({N}, w);
     auto Y = example::device_array<T::bf16, 2>({M, N});
     double ms = example::time_ms([&] {
+      // Rows in registers: 8 or 32 columns a thread, about 8 blocks an SM (bench/NOTES.md).
+      const int G = std::min(M, 1056);
       if (N <= 1024)
-        rmsnorm_row<1024, 128>(X, W, Y, eps);
+        rmsnorm_rows<1024, 128>(X, W, Y, eps, G);
       else if (N <= 8192)
-        rmsnorm_row<8192, 256>(X, W, Y, eps); // 32 columns a thread (bench/NOTES.md)
+        rmsnorm_rows<8192, 256>(X, W, Y, eps, G);
       else
         rmsnorm(X, W, Y, eps);
     });

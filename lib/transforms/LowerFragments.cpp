@@ -92,6 +92,15 @@ private:
     const SlotLoops *slots;
   };
   const Bound *bound_ = nullptr;
+  /// Reductions lowered with a cross-warp step, by the statement that replaced them: the
+  /// part before the exchange through shared memory (each warp's result left there) and the
+  /// part after it (every thread combining them), so that adjacent independent reductions
+  /// can share one barrier (mutate_Seq).
+  struct CrossWarp {
+    Stmt whole, leave, combine; // whole keeps the key alive
+    const BufferNode *src, *dst;
+  };
+  std::map<const StmtNode *, CrossWarp> cross_warp_;
   /// While rewriting a nest bound by a replicated layout (a row or column vector: several
   /// threads hold each element): whether this thread is the first of an element's holders.
   Expr replica_ = nullptr;
@@ -271,6 +280,52 @@ private:
   /// (the source's other slot digits), the thread's slots along r, then a butterfly of warp
   /// shuffles over the lanes that split r, then, where warps split r, a combination of the
   /// warps' results through shared memory.
+  /// A run of adjacent reductions with cross-warp steps, none reading or writing another's
+  /// destination, becomes their first parts, then their combining parts: insert-sync then
+  /// puts one barrier where each would have had its own (LayerNorm's mean and sum of
+  /// squares).
+  Stmt mutate_Seq(const Stmt &self, const SeqNode *n) override {
+    std::vector<Stmt> in;
+    bool changed = false;
+    for (auto &s : n->stmts) {
+      in.push_back(mutate(s));
+      changed |= in.back() != s;
+    }
+    std::vector<Stmt> out;
+    for (size_t i = 0; i < in.size();) {
+      auto it = cross_warp_.find(in[i].get());
+      size_t j = i + 1;
+      if (it != cross_warp_.end()) {
+        std::vector<const CrossWarp *> run = {&it->second};
+        for (; j < in.size(); ++j) {
+          auto next = cross_warp_.find(in[j].get());
+          if (next == cross_warp_.end())
+            break;
+          const CrossWarp &c = next->second;
+          bool independent = true;
+          for (const CrossWarp *r : run)
+            independent = independent && c.src != r->dst && c.dst != r->dst && c.dst != r->src;
+          if (!independent)
+            break;
+          run.push_back(&c);
+        }
+        if (run.size() > 1) {
+          for (const CrossWarp *r : run)
+            out.push_back(r->leave);
+          for (const CrossWarp *r : run)
+            out.push_back(r->combine);
+          changed = true;
+          i = j;
+          continue;
+        }
+        j = i + 1;
+      }
+      out.push_back(in[i]);
+      i = j;
+    }
+    return changed ? seq(std::move(out)) : self;
+  }
+
   Stmt mutate_Reduce(const Stmt &self, const ReduceNode *n) override {
     if (!in_registers(n->src.get()))
       return self;
@@ -410,7 +465,10 @@ private:
       combine.push_back(assign(all, reduce_combine(n->reduce_kind, all, load(partial, {again_slot, key, int_imm(x)}))));
     Expr out = n->clear ? Expr(all) : reduce_combine(n->reduce_kind, reduce_convert(load(dst, {again_slot}), at), all);
     combine.push_back(store(dst, {again_slot}, cast(n->dst->dtype, out)));
-    return seq({first, again.wrap(seq(combine))});
+    Stmt combined = again.wrap(seq(combine));
+    Stmt lowered = seq({first, combined});
+    cross_warp_[lowered.get()] = {lowered, first, combined, n->src.get(), n->dst.get()};
+    return lowered;
   }
 };
 

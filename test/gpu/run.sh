@@ -28,6 +28,16 @@ TILE_DEVICE=cuda timeout 300 bin/example-flash_attention 2 8 2 1000 777 128 1 > 
   2> results/example-flash_attention-causal-d128.err
 echo $? > results/example-flash_attention-causal-d128.rc
 printf '%-24s exit %s\n' example-flash_attention-causal-d128 "$(cat results/example-flash_attention-causal-d128.rc)"
+# The norms with more rows than blocks (each block walks several rows), in registers up to
+# 1024 and up to 8192 columns.
+for name in rmsnorm layernorm; do
+  for size in "2500 300" "1500 5000"; do
+    tag=example-$name-loop-${size% *}
+    TILE_DEVICE=cuda timeout 300 bin/example-$name $size > results/$tag.out 2> results/$tag.err
+    echo $? > results/$tag.rc
+    printf '%-24s exit %s\n' "$tag" "$(cat results/$tag.rc)"
+  done
+done
 # The examples under compute-sanitizer, on sizes that divide no tile but run quickly.
 if command -v compute-sanitizer > /dev/null; then
   for tool in memcheck racecheck; do
@@ -35,6 +45,8 @@ if command -v compute-sanitizer > /dev/null; then
       name=$(basename "$program")
       args="200 190 170"
       [ "$name" = example-flash_attention ] && args="1 2 1 150 130 64 1" # batch heads kv-heads sq sk d causal
+      # More rows than the norms' blocks: a block's second row reuses its shared memory.
+      case $name in example-rmsnorm | example-layernorm) args="1200 190" ;; esac
       TILE_DEVICE=cuda timeout 300 compute-sanitizer --tool "$tool" --error-exitcode 99 "$program" $args \
         > "results/$name.$tool" 2>&1
       echo $? >> "results/$name.$tool"

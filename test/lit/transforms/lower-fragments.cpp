@@ -4,6 +4,8 @@
 // warp shuffles over the row's threads.
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-print-after=lower-fragments \
 // RUN:   -fplugin-arg-tile-stop-after=lower-fragments %s 2>&1 | FileCheck %s
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-print-after=insert-sync \
+// RUN:   -fplugin-arg-tile-stop-after=insert-sync %s 2>&1 | FileCheck %s --check-prefix=SYNC
 
 #include <tile/tile.h>
 namespace T = tile;
@@ -102,4 +104,48 @@ namespace T = tile;
   for (int i : T::parallel(16))
     Y(i) = r(i);
   T::copy(s, Y.at(16));
+}
+
+// Adjacent reductions whose cross-warp steps are independent (LayerNorm's sum and sum of
+// squares) leave their warps' results first and combine them after: insert-sync then puts
+// one barrier between, not one for each. A reduction into the destination of the one before
+// it keeps its own order.
+// CHECK-LABEL: kernel two_sums(
+// CHECK: red_warps[rs.{{[0-9]+}}, 0, tid / 32] = red
+// CHECK: red_warps.1[rs.{{[0-9]+}}, 0, tid / 32] = red.1
+// CHECK: red_warps.2[rs.{{[0-9]+}}, 0, tid / 32] = red.2
+// CHECK: var red.3: f32 = red_warps[
+// CHECK: var red.4: f32 = red_warps.1[
+// CHECK: var red.5: f32 = red_warps.2[
+// CHECK: both[rs.{{[0-9]+}}] = red.5
+// CHECK: red_warps.3[rs.{{[0-9]+}}, 0, tid / 32] = red.6
+// CHECK: var red.7: f32 = red_warps.3[
+// CHECK: both[rs.{{[0-9]+}}] = both[rs.{{[0-9]+}}] + red.7
+// SYNC-LABEL: kernel two_sums(
+// SYNC: red_warps.2[{{.*}}] = red.2
+// SYNC-NEXT: }
+// SYNC-NEXT: }
+// SYNC-NEXT: barrier
+// SYNC-NOT: barrier
+// SYNC: var red.5: f32 = red_warps.2[
+// SYNC: red_warps.3[{{.*}}] = red.6
+// SYNC-NEXT: }
+// SYNC-NEXT: }
+// SYNC-NEXT: barrier
+// SYNC-NEXT: for rs
+// SYNC-NEXT: var red.7: f32 = red_warps.3[
+[[tile::kernel]] void two_sums(T::tensor<const float, 2> X, T::tensor<float, 1> Y) {
+  auto [bx] = T::grid(X.size(0));
+  T::fragment<float, 1, 1024> x, sq;
+  T::fragment<float, 1> s, s2, both;
+  T::copy(X.at(bx, 0), x);
+  for (auto [i, j] : T::parallel(1, 1024))
+    sq(i, j) = x(i, j) * x(i, j);
+  T::reduce_sum(x, s, 1);
+  T::reduce_sum(sq, s2, 1);
+  T::reduce_sum(x, both, 1);
+  // both += the sum of squares: after the combine above.
+  T::reduce_sum(sq, both, 1, false);
+  for (int i : T::parallel(1))
+    Y(bx) = s(i) + s2(i) + both(i);
 }
