@@ -82,11 +82,11 @@ void launch(const T::array<T::bf16, 4> &q, const T::array<T::bf16, 4> &k, const 
             T::array<T::bf16, 4> &o, float scale) {
   // Measured on the H200 (bench/NOTES.md): 4 warps of 32 query rows (each K and V fragment
   // read from shared memory serves two row atoms), key blocks of 128 for head_dim 64 and of
-  // 32 for head_dim 128 (registers for the larger accumulator).
+  // 48 for head_dim 128 (registers for the larger accumulator).
   if constexpr (D == 64)
     flash_attention<D, CAUSAL, 128, 128, 128>(q, k, v, o, scale);
   else
-    flash_attention<D, CAUSAL, 128, 32, 128>(q, k, v, o, scale);
+    flash_attention<D, CAUSAL, 128, 48, 128>(q, k, v, o, scale);
 }
 
 /// Runs one case; checks against a float64 reference (on `check_heads` heads of batch 0 when
