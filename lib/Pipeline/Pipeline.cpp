@@ -16,6 +16,7 @@
 #include "transforms/InferLayout.h"
 #include "transforms/InjectPipeline.h"
 #include "transforms/InsertSync.h"
+#include "transforms/PlanSharedMemory.h"
 #include "transforms/LowerFragments.h"
 #include "transforms/LowerGemm.h"
 #include "transforms/LowerTileOps.h"
@@ -26,7 +27,7 @@ const std::vector<std::string> &pass_names(const std::string &target) {
   static const std::vector<std::string> cpu = {"frontend", "lower-tile-ops", "codegen"};
   static const std::vector<std::string> cuda = {"frontend",        "infer-layout", "lower-tile-ops", "lower-gemm",
                                                 "lower-fragments", "bind-threads", "inject-pipeline", "insert-sync",
-                                                "codegen"};
+                                                "plan-shared-memory", "codegen"};
   return target == "cuda" ? cuda : cpu;
 }
 
@@ -230,19 +231,24 @@ void run_cuda(std::vector<ir::Kernel> kernels, const std::string &unit, const Op
                   [&](const ir::Kernel &k) { return transforms::lower_fragments(k, target); }) ||
       !passes.run("bind-threads", kernels, transforms::bind_threads) ||
       !passes.run("inject-pipeline", kernels, transforms::inject_pipeline) ||
-      !passes.run("insert-sync", kernels, transforms::insert_sync)) {
+      !passes.run("insert-sync", kernels, transforms::insert_sync) ||
+      !passes.run("plan-shared-memory", kernels,
+                  [&](const ir::Kernel &k) { return transforms::plan_shared_memory(k, target); })) {
     if (opts.remarks && result.ok())
       add_remarks("cuda", archs, kernels, {}, result);
     return;
   }
 
-  cuda::Source source = cuda::emit_source(kernels);
+  std::vector<std::int64_t> shared_bytes;
+  for (auto &k : kernels)
+    shared_bytes.push_back(k.shared_bytes);
   if (opts.remarks)
-    add_remarks("cuda", archs, kernels, source.shared_bytes, result);
+    add_remarks("cuda", archs, kernels, shared_bytes, result);
+  cuda::Source source = cuda::emit_source(kernels, target);
   if (listed(opts.print_after, "codegen"))
     dump_source(dump, "codegen", "cuda", source.text);
   for (size_t i = 0; i < kernels.size(); ++i)
-    for (auto &p : cuda::check_limits(kernels[i], source.shared_bytes[i], archs))
+    for (auto &p : cuda::check_limits(kernels[i], shared_bytes[i], archs))
       result.messages.push_back({p.warning ? Message::Warning : Message::Error, kernels[i].key, p.message, p.note});
   if (!result.ok())
     return;

@@ -498,6 +498,14 @@ struct Kernel {
     std::string text;
   };
   std::vector<Remark> remarks;
+  /// Where each block-shared buffer lives in the block's shared memory, in bytes from its
+  /// start, and the bytes the block needs (plan-shared-memory; -1: not planned).
+  std::map<const BufferNode *, std::int64_t> shared_offsets;
+  std::int64_t shared_bytes = -1;
+
+  /// Elements a buffer's storage holds: its shape, the last dimension padded to its row
+  /// pitch where it has one.
+  std::int64_t storage_elements(const BufferNode *b) const;
 };
 
 } // namespace tile::ir

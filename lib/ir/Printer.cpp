@@ -297,6 +297,9 @@ public:
       if (pitches)
         if (auto it = pitches->find(n->buffer.get()); it != pitches->end())
           os << " rows of " << it->second;
+      if (offsets)
+        if (auto it = offsets->find(n->buffer.get()); it != offsets->end())
+          os << " at byte " << it->second;
       break;
     }
     case StmtKind::Copy: {
@@ -422,11 +425,14 @@ public:
     os << ") threads(" << k.threads << ")";
     if (k.swizzle_panel)
       os << " swizzle(" << k.swizzle_panel << ")";
+    if (k.shared_bytes >= 0)
+      os << " shared_bytes(" << k.shared_bytes << ")";
     os << " {\n";
     indent = 1;
     layouts = &k.layouts;
     bindings = &k.bindings;
     pitches = &k.row_pitch;
+    offsets = &k.shared_offsets;
     stmt(k.body);
     indent = 0;
     os << "}\n";
@@ -435,7 +441,7 @@ public:
 private:
   const LayoutMap *layouts = nullptr;
   const std::map<const VarNode *, Fragment> *bindings = nullptr;
-  const std::map<const BufferNode *, std::int64_t> *pitches = nullptr;
+  const std::map<const BufferNode *, std::int64_t> *pitches = nullptr, *offsets = nullptr;
   std::map<const void *, std::string> names_;
   std::map<std::string, int> used_;
   std::string unique(const void *key, const std::string &base) {

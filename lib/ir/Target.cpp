@@ -31,6 +31,7 @@ std::optional<Target> cuda_target(const std::string &arch, std::string &problem)
   t.warp_size = 32;
   t.max_vector_bytes = 16;
   t.max_registers_per_thread = 255;
+  t.shared_alignment = 128; // the widest vector and the bulk tensor copy's boxes
   // mma.sync.m16n8k16 with bf16 operands, ldmatrix and cp.async: sm_80 and later.
   if (cc >= 80) {
     t.mma = MmaAtom{"mma.sync.m16n8k16", 16, 8, 16};
@@ -67,6 +68,7 @@ Target common_cuda_target(const std::vector<std::string> &archs) {
     common->bulk_tensor_copy &= t->bulk_tensor_copy;
     common->warpgroup_mma &= t->warpgroup_mma;
     common->max_shared_bytes = std::min(common->max_shared_bytes, t->max_shared_bytes);
+    common->shared_alignment = std::max(common->shared_alignment, t->shared_alignment);
   }
   if (!common) {
     std::string problem;

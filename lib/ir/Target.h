@@ -28,6 +28,7 @@ struct Target {
   bool bulk_tensor_copy = false; // TMA (not used yet)
   bool warpgroup_mma = false;    // wgmma (not used yet)
   std::int64_t max_shared_bytes = 0; // dynamic shared memory of one block
+  std::int64_t shared_alignment = 16; // each shared buffer starts at a multiple of this
   int max_registers_per_thread = 0;
   /// Registers per thread a fragment may take before it is better off in shared memory,
   /// and a tensor-core accumulator (which the gemm keeps in registers anyway).

@@ -449,12 +449,7 @@ std::int64_t CEmitter::row_pitch(const Buffer &b) const {
   return it == k_.row_pitch.end() ? b->extent(b->rank() - 1) : it->second;
 }
 
-std::int64_t CEmitter::storage_elements(const Buffer &b) const {
-  std::int64_t n = row_pitch(b);
-  for (int d = 0; d + 1 < b->rank(); ++d)
-    n *= b->extent(d);
-  return n;
-}
+std::int64_t CEmitter::storage_elements(const Buffer &b) const { return k_.storage_elements(b.get()); }
 
 std::string CEmitter::element(const Buffer &b, const std::vector<Expr> &idx) {
   return buffer(b) + "[" + expr(offset(b, idx)) + "]";
