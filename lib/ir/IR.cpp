@@ -625,11 +625,8 @@ Stmt decl_buffer(Buffer b) { return std::make_shared<DeclBufferNode>(std::move(b
 Stmt barrier() { return std::make_shared<BarrierNode>(); }
 
 std::int64_t Kernel::storage_elements(const BufferNode *b) const {
-  auto it = row_pitch.find(b);
-  std::int64_t n = it == row_pitch.end() ? b->extent(b->rank() - 1) : it->second;
-  for (int d = 0; d + 1 < b->rank(); ++d)
-    n *= b->extent(d);
-  return n;
+  auto it = shared_layouts.find(b);
+  return shared_storage_elements(*b, it == shared_layouts.end() ? nullptr : &it->second);
 }
 
 } // namespace tile::ir

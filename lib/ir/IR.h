@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "ir/Fragment.h"
+#include "ir/SharedLayout.h"
 #include "ir/Type.h"
 
 namespace tile::ir {
@@ -489,9 +490,10 @@ struct Kernel {
   /// The layouts parallel nests over register fragments run by, keyed by the variable of
   /// the nest's outermost loop (infer-layout; lower-fragments binds threads by them).
   std::map<const VarNode *, Fragment> bindings;
-  /// Shared buffers whose rows are padded: elements from one row's start to the next's
-  /// (the others are dense; infer-layout pads tensor-core operands against bank conflicts).
-  std::map<const BufferNode *, std::int64_t> row_pitch;
+  /// Shared buffers not stored dense and row-major: their rows padded or their chunks
+  /// swizzled (ir/SharedLayout.h; infer-layout, from annotate_layout or against the bank
+  /// conflicts of tensor-core operands).
+  std::map<const BufferNode *, SharedLayout> shared_layouts;
   /// What the passes chose and why, for -fplugin-arg-tile-remarks: at `loc` (0: the kernel).
   struct Remark {
     std::uint32_t loc;

@@ -294,9 +294,9 @@ public:
       if (layouts)
         if (auto it = layouts->find(n->buffer.get()); it != layouts->end())
           os << " in registers: " << to_string(it->second);
-      if (pitches)
-        if (auto it = pitches->find(n->buffer.get()); it != pitches->end())
-          os << " rows of " << it->second;
+      if (shared_layouts)
+        if (auto it = shared_layouts->find(n->buffer.get()); it != shared_layouts->end())
+          os << " " << to_string(it->second);
       if (offsets)
         if (auto it = offsets->find(n->buffer.get()); it != offsets->end())
           os << " at byte " << it->second;
@@ -431,7 +431,7 @@ public:
     indent = 1;
     layouts = &k.layouts;
     bindings = &k.bindings;
-    pitches = &k.row_pitch;
+    shared_layouts = &k.shared_layouts;
     offsets = &k.shared_offsets;
     stmt(k.body);
     indent = 0;
@@ -441,7 +441,8 @@ public:
 private:
   const LayoutMap *layouts = nullptr;
   const std::map<const VarNode *, Fragment> *bindings = nullptr;
-  const std::map<const BufferNode *, std::int64_t> *pitches = nullptr, *offsets = nullptr;
+  const std::map<const BufferNode *, SharedLayout> *shared_layouts = nullptr;
+  const std::map<const BufferNode *, std::int64_t> *offsets = nullptr;
   std::map<const void *, std::string> names_;
   std::map<std::string, int> used_;
   std::string unique(const void *key, const std::string &base) {

@@ -4,6 +4,7 @@
 #include <functional>
 #include <set>
 
+#include "analysis/SharedAccess.h"
 #include "ir/Visitor.h"
 
 namespace tile::transforms {
@@ -696,6 +697,36 @@ Kernel infer_layout(const Kernel &kernel, const Target &target) {
   k.bindings = inference.bindings();
   for (auto &r : inference.remarks())
     k.remarks.push_back(r);
+  // annotate_layout on a tile in shared memory: row_major keeps it dense (no padding),
+  // swizzled(S) swizzles its 16-byte chunks within S-byte spans (the widest span its rows
+  // take, at most S); col_major is not acted on yet. Each request not taken as written is
+  // a remark.
+  for_each_node(k.body, nullptr, [&](const Stmt &s) {
+    auto a = s->as<AnnotateLayoutNode>();
+    if (!a || !analysis::is_block_shared(a->buffer.get()) || k.layouts.count(a->buffer.get()))
+      return;
+    const BufferNode &b = *a->buffer;
+    const std::int64_t cols = b.extent(b.rank() - 1);
+    const std::string what = "shared '" + b.name + "': ";
+    if (a->layout == LayoutKind::RowMajor) {
+      k.shared_layouts[&b] = SharedLayout{cols, 0};
+    } else if (a->layout == LayoutKind::Swizzled) {
+      const int s = fit_swizzle(b, cols, a->swizzle_bytes);
+      if (s == 0) {
+        k.remarks.push_back({a->loc, what + "swizzled(" + std::to_string(a->swizzle_bytes) + ") not taken: rows of " +
+                                         std::to_string(cols * bytes(b.dtype)) +
+                                         " bytes take no swizzle (a whole number of 32-byte spans, rank 2 or more)"});
+        return;
+      }
+      if (s != a->swizzle_bytes)
+        k.remarks.push_back({a->loc, what + "swizzled(" + std::to_string(a->swizzle_bytes) + ") taken as swizzled(" +
+                                         std::to_string(s) + "): rows of " + std::to_string(cols * bytes(b.dtype)) +
+                                         " bytes"});
+      k.shared_layouts[&b] = SharedLayout{cols, s};
+    } else {
+      k.remarks.push_back({a->loc, what + "col_major is not acted on yet: the tile stays row-major"});
+    }
+  });
   // ldmatrix reads 16 bytes from each of 8 rows at once: rows an even number of 16-byte
   // units apart share banks. One more unit per row spreads them over all banks.
   for_each_node(k.body, nullptr, [&](const Stmt &s) {
@@ -706,11 +737,11 @@ Kernel infer_layout(const Kernel &kernel, const Target &target) {
     if (it == k.layouts.end() || !it->second.mma)
       return;
     for (const Buffer *b : {&g->a.buffer, &g->b.buffer}) {
-      if (k.layouts.count(b->get()))
-        continue; // in registers
+      if (k.layouts.count(b->get()) || k.shared_layouts.count(b->get()))
+        continue; // in registers, or laid out as annotate_layout asked
       const std::int64_t row = (*b)->extent(1), units = row * bytes((*b)->dtype) / 16;
       if (units % 2 == 0)
-        k.row_pitch[b->get()] = row + 16 / bytes((*b)->dtype);
+        k.shared_layouts[b->get()] = SharedLayout{row + 16 / bytes((*b)->dtype), 0};
     }
   });
   return k;

@@ -27,7 +27,10 @@
 //   layouts under atomics, prints or read-back stores, and uses asking for two layouts.
 //   Falling back can undo other choices: inference repeats until nothing more falls back.
 //   The shared operands of tensor-core gemms get rows padded by 16 bytes where that spreads
-//   ldmatrix's rows over all banks (kernel.row_pitch).
+//   ldmatrix's rows over all banks (kernel.shared_layouts), unless annotate_layout asked
+//   for a layout: row_major (dense) or swizzled(S) (ir/SharedLayout.h), taken for tiles in
+//   shared memory; a request not taken as written (col_major; a swizzle the rows cannot
+//   take) is a remark.
 #pragma once
 
 #include <optional>

@@ -174,8 +174,8 @@ private:
       for (int d = 0; d < b->rank(); ++d)
         shape.push_back(b->extent(d));
       Buffer staged = make_buffer(b->name, Scope::Shared, b->dtype, shape);
-      if (auto it = k_.row_pitch.find(b); it != k_.row_pitch.end())
-        k_.row_pitch[staged.get()] = it->second;
+      if (auto it = k_.shared_layouts.find(b); it != k_.shared_layouts.end())
+        k_.shared_layouts[staged.get()] = it->second;
       base.staged[b] = staged;
       staged_all[b] = staged;
     }

@@ -435,18 +435,17 @@ Expr CEmitter::offset(const Buffer &b, const std::vector<Expr> &idx) {
     }
     return off ? off : int_imm(0, ScalarType::I64);
   }
-  std::int64_t stride = 1;
-  for (int d = b->rank() - 1; d >= 0; --d) {
-    Expr term = mul(idx[d], int_imm(stride, idx[d]->type));
-    off = off ? add(term, off) : term;
-    stride *= d == b->rank() - 1 ? row_pitch(b) : b->extent(d);
-  }
-  return off ? off : int_imm(0);
+  return ir::shared_offset(*b, shared_layout(b), idx);
+}
+
+const ir::SharedLayout *CEmitter::shared_layout(const Buffer &b) const {
+  auto it = k_.shared_layouts.find(b.get());
+  return it == k_.shared_layouts.end() ? nullptr : &it->second;
 }
 
 std::int64_t CEmitter::row_pitch(const Buffer &b) const {
-  auto it = k_.row_pitch.find(b.get());
-  return it == k_.row_pitch.end() ? b->extent(b->rank() - 1) : it->second;
+  const ir::SharedLayout *l = shared_layout(b);
+  return l ? l->pitch : b->extent(b->rank() - 1);
 }
 
 std::int64_t CEmitter::storage_elements(const Buffer &b) const { return k_.storage_elements(b.get()); }

@@ -96,8 +96,10 @@ protected:
   /// of it fits (from ranges_).
   ir::Expr index64(const ir::Expr &e) const;
   std::string element(const ir::Buffer &b, const std::vector<ir::Expr> &idx);
-  /// Elements from one row of a tile buffer to the next (kernel.row_pitch, else dense).
+  /// Elements from one row of a tile buffer to the next (its shared layout's pitch, else
+  /// dense), and its shared layout (ir/SharedLayout.h; null: dense row-major).
   std::int64_t row_pitch(const ir::Buffer &b) const;
+  const ir::SharedLayout *shared_layout(const ir::Buffer &b) const;
   /// Elements a tile buffer occupies, padding included.
   std::int64_t storage_elements(const ir::Buffer &b) const;
   void stmt(const ir::Stmt &s);

@@ -559,11 +559,17 @@ private:
     };
     const Region &a = n->a, &b = n->b;
     const std::string shape = std::to_string(l.rows) + ", " + std::to_string(l.cols) + ", ";
+    // The operands' swizzles as template arguments, where either has one.
+    auto swizzle = [&](const Region &r) {
+      const ir::SharedLayout *sl = shared_layout(r.buffer);
+      return std::to_string(sl ? sl->swizzle_bytes : 0);
+    };
     if (auto ra = k_.layouts.find(a.buffer.get()); ra != k_.layouts.end() && ra->second.mma) {
       // The first operand in registers, laid out as mma's A (lower-fragments).
       line("tile_cuda::mma_gemm_rs<" + shape + std::to_string(ra->second.mma->cols) + ", " +
            std::to_string(l.warps_m) + ", " + std::to_string(l.warps_n) + ", " + (n->transpose_b ? "true" : "false") +
-           ", " + (n->clear_accum ? "true" : "false") + ">(" + buffer(a.buffer) + ", " + operand(b) + ", " +
+           ", " + (n->clear_accum ? "true" : "false") + (swizzle(b) != "0" ? ", " + swizzle(b) : "") + ">(" +
+           buffer(a.buffer) + ", " + operand(b) + ", " +
            std::to_string(row_pitch(b.buffer)) + ", " + buffer(n->c.buffer) + ");");
       return;
     }
@@ -571,7 +577,9 @@ private:
     line("tile_cuda::mma_gemm<" + std::to_string(l.rows) + ", " + std::to_string(l.cols) + ", " + std::to_string(K) +
          ", " + std::to_string(l.warps_m) + ", " + std::to_string(l.warps_n) + ", " +
          (n->transpose_a ? "true" : "false") + ", " + (n->transpose_b ? "true" : "false") + ", " +
-         (n->clear_accum ? "true" : "false") + ">(" + operand(a) + ", " + std::to_string(row_pitch(a.buffer)) + ", " +
+         (n->clear_accum ? "true" : "false") +
+         (swizzle(a) != "0" || swizzle(b) != "0" ? ", " + swizzle(a) + ", " + swizzle(b) : "") + ">(" + operand(a) +
+         ", " + std::to_string(row_pitch(a.buffer)) + ", " +
          operand(b) + ", " + std::to_string(row_pitch(b.buffer)) + ", " + buffer(n->c.buffer) + ");");
   }
 

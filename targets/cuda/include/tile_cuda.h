@@ -417,8 +417,20 @@ __device__ __forceinline__ void mma_16816(float *d, const unsigned (&a)[4], cons
 } // namespace detail
 
 namespace detail {
+/// The element at (row, col) of a shared tile with rows `ld` elements apart whose 16-byte
+/// chunks are XOR-swizzled within spans of S bytes (0: none): the formula of
+/// lib/ir/SharedLayout.h.
+template <int S, class T> __device__ __forceinline__ const T *swizzled(const T *base, int row, int col, int ld) {
+  if constexpr (S == 0) {
+    return base + row * ld + col;
+  } else {
+    constexpr int v = sizeof(T) >= 16 ? 1 : 16 / int(sizeof(T)), phases = S / 16;
+    return base + row * ld + (((col / v) ^ (row % phases)) * v + col % v);
+  }
+}
+
 /// The B fragments of one k16 step for the warp's AN atoms along N (ldmatrix from shared).
-template <int AN, bool TB, class T>
+template <int AN, bool TB, int SB, class T>
 __device__ __forceinline__ void mma_b_fragments(unsigned (&bfr)[AN][2], const T *b, int ldb, int k0, int n_base,
                                                 int lane) {
   // ldmatrix: lane l gives the address of row l % 8 of 8 x 8 matrix l / 8.
@@ -430,9 +442,9 @@ __device__ __forceinline__ void mma_b_fragments(unsigned (&bfr)[AN][2], const T 
     if (an + 1 < AN) {
       unsigned r[4];
       if constexpr (!TB)
-        ldmatrix_x4<true>(r, b + (k0 + (mat % 2) * 8 + row) * ldb + n0 + (mat / 2) * 8);
+        ldmatrix_x4<true>(r, swizzled<SB>(b, k0 + (mat % 2) * 8 + row, n0 + (mat / 2) * 8, ldb));
       else
-        ldmatrix_x4<false>(r, b + (n0 + (mat / 2) * 8 + row) * ldb + k0 + (mat % 2) * 8);
+        ldmatrix_x4<false>(r, swizzled<SB>(b, n0 + (mat / 2) * 8 + row, k0 + (mat % 2) * 8, ldb));
       bfr[an][0] = r[0];
       bfr[an][1] = r[1];
       bfr[an + 1][0] = r[2];
@@ -440,9 +452,9 @@ __device__ __forceinline__ void mma_b_fragments(unsigned (&bfr)[AN][2], const T 
     } else {
       const int m2 = mat % 2; // x2: lanes 0-15 give the addresses (the others, valid copies)
       if constexpr (!TB)
-        ldmatrix_x2<true>(bfr[an], b + (k0 + m2 * 8 + row) * ldb + n0);
+        ldmatrix_x2<true>(bfr[an], swizzled<SB>(b, k0 + m2 * 8 + row, n0, ldb));
       else
-        ldmatrix_x2<false>(bfr[an], b + (n0 + row) * ldb + k0 + m2 * 8);
+        ldmatrix_x2<false>(bfr[an], swizzled<SB>(b, n0 + row, k0 + m2 * 8, ldb));
     }
   }
 }
@@ -457,11 +469,12 @@ template <class T> __device__ __forceinline__ unsigned pack2(T lo, T hi) {
 } // namespace detail
 
 /// acc (+)= op(A) op(B) for an M x N x K tile: A is [M, K] (TA: [K, M]) and B is [K, N]
-/// (TB: [N, K]) in shared memory, row-major with row strides lda and ldb (multiples of 8);
+/// (TB: [N, K]) in shared memory, row-major with row strides lda and ldb (multiples of 8),
+/// their 16-byte chunks swizzled within SA- and SB-byte spans (0: not swizzled);
 /// acc is the thread's part of the M x N accumulator, laid out as ir/Fragment.h says for a
 /// WARPS_M x WARPS_N grid of warps: atom (am, an) of the warp's tile in slots
 /// (am * AN + an) * 4 .. + 3. Every thread of the block calls it.
-template <int M, int N, int K, int WARPS_M, int WARPS_N, bool TA, bool TB, bool Clear, class T>
+template <int M, int N, int K, int WARPS_M, int WARPS_N, bool TA, bool TB, bool Clear, int SA = 0, int SB = 0, class T>
 __device__ __forceinline__ void mma_gemm(const T *a, int lda, const T *b, int ldb, float *acc) {
   constexpr int WM = M / WARPS_M, WN = N / WARPS_N, AM = WM / 16, AN = WN / 8;
   static_assert(M % (16 * WARPS_M) == 0 && N % (8 * WARPS_N) == 0 && K % 16 == 0, "mma_gemm tile shape");
@@ -482,11 +495,11 @@ __device__ __forceinline__ void mma_gemm(const T *a, int lda, const T *b, int ld
       const int m0 = m_base + am * 16;
       // Matrices 0..3: (rows 0-7, k 0-7), (rows 8-15, k 0-7), (rows 0-7, k 8-15), (rows 8-15, k 8-15).
       if constexpr (!TA)
-        detail::ldmatrix_x4<false>(af[am], a + (m0 + (mat % 2) * 8 + row) * lda + k0 + (mat / 2) * 8);
+        detail::ldmatrix_x4<false>(af[am], detail::swizzled<SA>(a, m0 + (mat % 2) * 8 + row, k0 + (mat / 2) * 8, lda));
       else
-        detail::ldmatrix_x4<true>(af[am], a + (k0 + (mat / 2) * 8 + row) * lda + m0 + (mat % 2) * 8);
+        detail::ldmatrix_x4<true>(af[am], detail::swizzled<SA>(a, k0 + (mat / 2) * 8 + row, m0 + (mat % 2) * 8, lda));
     }
-    detail::mma_b_fragments<AN, TB>(bfr, b, ldb, k0, n_base, lane);
+    detail::mma_b_fragments<AN, TB, SB>(bfr, b, ldb, k0, n_base, lane);
 #pragma unroll
     for (int am = 0; am < AM; ++am)
 #pragma unroll
@@ -500,7 +513,7 @@ __device__ __forceinline__ void mma_gemm(const T *a, int lda, const T *b, int ld
 /// layout of an M x K tile on WARPS_M x 1 warps, replicated over the WARPS_N warps), so that
 /// the registers of one k16 step of atom row am are a[(am * K / 8 + 2 k) * 4 .. + 7] in
 /// mma's order. This is how an accumulator becomes the next gemm's operand without moving.
-template <int M, int N, int K, int WARPS_M, int WARPS_N, bool TB, bool Clear, class T>
+template <int M, int N, int K, int WARPS_M, int WARPS_N, bool TB, bool Clear, int SB = 0, class T>
 __device__ __forceinline__ void mma_gemm_rs(const T *a, const T *b, int ldb, float *acc) {
   constexpr int WM = M / WARPS_M, WN = N / WARPS_N, AM = WM / 16, AN = WN / 8, AK = K / 8;
   static_assert(M % (16 * WARPS_M) == 0 && N % (8 * WARPS_N) == 0 && K % 16 == 0, "mma_gemm_rs tile shape");
@@ -521,7 +534,7 @@ __device__ __forceinline__ void mma_gemm_rs(const T *a, const T *b, int ldb, flo
       for (int i = 0; i < 4; ++i)
         af[am][i] = detail::pack2(r[2 * i], r[2 * i + 1]);
     }
-    detail::mma_b_fragments<AN, TB>(bfr, b, ldb, k0, n_base, lane);
+    detail::mma_b_fragments<AN, TB, SB>(bfr, b, ldb, k0, n_base, lane);
 #pragma unroll
     for (int am = 0; am < AM; ++am)
 #pragma unroll

@@ -1,0 +1,49 @@
+// How a tile lives in shared memory: row-major, each row of the last dimension padded to
+// `pitch` elements, and optionally its 16-byte chunks XOR-swizzled: within each span of
+// `swizzle_bytes` bytes of a row, chunk c of row r is stored at chunk c ^ (r % (swizzle_bytes
+// / 16)). Rows padded by a 16-byte unit or swizzled chunks both spread the rows that
+// ldmatrix (and later wgmma and the bulk tensor copy) read at once over all banks.
+//
+// The one formula for a shared element's place: the codegens print it (targets/common
+// CEmitter::offset), the device library's tensor-core helpers apply the same swizzle to
+// the addresses they compute (tile_cuda.h, detail::swizzled), and the unit tests evaluate it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tile::ir {
+
+struct ExprNode;
+struct BufferNode;
+using Expr = std::shared_ptr<const ExprNode>;
+
+struct SharedLayout {
+  std::int64_t pitch = 0; // elements from one row to the next (>= the last dimension)
+  int swizzle_bytes = 0;  // 0, or 32, 64 or 128
+  bool operator==(const SharedLayout &o) const { return pitch == o.pitch && swizzle_bytes == o.swizzle_bytes; }
+};
+
+/// Elements of `b` that the `swizzle_bytes` swizzle moves as one (16 bytes' worth).
+std::int64_t swizzle_chunk_elements(const BufferNode &b);
+
+/// The largest swizzle of at most `requested` bytes (32, 64 or 128) that `b` can take: its
+/// rows (the last dimension, `pitch` elements) a whole number of spans, an element at most
+/// 16 bytes, rank 2 or more. 0 when none can.
+int fit_swizzle(const BufferNode &b, std::int64_t pitch, int requested);
+
+/// The offset, in elements, of `b`'s element at `idx` under `l` (null: dense row-major).
+/// Indices keep their type; the constants take it.
+Expr shared_offset(const BufferNode &b, const SharedLayout *l, const std::vector<Expr> &idx);
+
+/// The same with constant indices (for tests).
+std::int64_t shared_offset(const BufferNode &b, const SharedLayout *l, const std::vector<std::int64_t> &idx);
+
+/// Elements `b`'s storage holds under `l` (null: its size).
+std::int64_t shared_storage_elements(const BufferNode &b, const SharedLayout *l);
+
+std::string to_string(const SharedLayout &l);
+
+} // namespace tile::ir

@@ -1,0 +1,89 @@
+// Shared-memory layouts (lib/ir/SharedLayout.h): the IR formula the codegens print, folded
+// to constants, equals the integer one; every layout maps a tile's elements one to one into
+// its storage; a swizzle moves whole aligned 16-byte chunks within their span of the row
+// (so copies of 16 bytes and ldmatrix's row segments stay whole), and spreads the same chunk
+// of consecutive rows over distinct chunks (the bank conflicts it exists to avoid).
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "ir/IR.h"
+#include "ir/Printer.h"
+#include "ir/SharedLayout.h"
+
+namespace tile::ir {
+namespace {
+
+std::int64_t folded(const Expr &e) {
+  auto v = as_const_int(e);
+  EXPECT_TRUE(v.has_value()) << to_string(e);
+  return v ? *v : -1;
+}
+
+struct Case {
+  ScalarType type;
+  std::vector<std::int64_t> shape;
+  std::int64_t pitch;
+  int swizzle;
+};
+
+TEST(SharedLayout, OneToOneAndChunksWhole) {
+  const std::vector<Case> cases = {
+      {ScalarType::BF16, {64, 64}, 64, 128}, {ScalarType::BF16, {64, 64}, 72, 0},  {ScalarType::F16, {16, 32}, 32, 64},
+      {ScalarType::F16, {32, 16}, 16, 32},   {ScalarType::F32, {32, 32}, 32, 128}, {ScalarType::F32, {2, 16, 64}, 64, 64},
+      {ScalarType::F8E4M3, {16, 128}, 128, 128}, {ScalarType::F64, {8, 16}, 16, 128},
+  };
+  for (const Case &c : cases) {
+    Buffer b = make_buffer("t", Scope::Shared, c.type, c.shape);
+    const SharedLayout l{c.pitch, c.swizzle};
+    ASSERT_EQ(fit_swizzle(*b, c.pitch, c.swizzle), c.swizzle) << to_string(l);
+    const std::int64_t rows = c.shape[c.shape.size() - 2], cols = c.shape.back();
+    const std::int64_t outer = c.shape.size() == 3 ? c.shape[0] : 1, v = swizzle_chunk_elements(*b);
+    std::set<std::int64_t> seen;
+    for (std::int64_t s = 0; s < outer; ++s)
+      for (std::int64_t r = 0; r < rows; ++r)
+        for (std::int64_t col = 0; col < cols; ++col) {
+          std::vector<std::int64_t> idx = c.shape.size() == 3 ? std::vector<std::int64_t>{s, r, col}
+                                                               : std::vector<std::int64_t>{r, col};
+          std::vector<Expr> e;
+          for (auto i : idx)
+            e.push_back(int_imm(i));
+          const std::int64_t off = shared_offset(*b, &l, idx);
+          ASSERT_EQ(folded(shared_offset(*b, &l, e)), off) << to_string(l);
+          ASSERT_TRUE(seen.insert(off).second) << "two elements at " << off << " in " << to_string(l);
+          ASSERT_LT(off, shared_storage_elements(*b, &l));
+          // In its row, within the row's span of swizzle bytes.
+          const std::int64_t row_start = (s * rows + r) * c.pitch;
+          ASSERT_GE(off, row_start);
+          ASSERT_LT(off, row_start + c.pitch);
+          if (c.swizzle) {
+            const std::int64_t span = c.swizzle / bytes(c.type);
+            ASSERT_EQ((off - row_start) / span, col / span);
+            // Lanes of one 16-byte chunk stay consecutive, the chunk aligned.
+            ASSERT_EQ((off - row_start) % v, col % v);
+          }
+        }
+    if (c.swizzle && bytes(c.type) == 2) {
+      // Chunk 0 of rows 0..7 (ldmatrix's eight row segments) lands in distinct chunks.
+      std::set<std::int64_t> chunks;
+      for (std::int64_t r = 0; r < c.swizzle / 16 && r < rows; ++r)
+        chunks.insert(shared_offset(*b, &l, std::vector<std::int64_t>{r, 0}) % (c.swizzle / 2) / v);
+      EXPECT_EQ(std::int64_t(chunks.size()), std::min<std::int64_t>(c.swizzle / 16, rows)) << to_string(l);
+    }
+  }
+}
+
+TEST(SharedLayout, FitSwizzle) {
+  Buffer b = make_buffer("t", Scope::Shared, ScalarType::BF16, {64, 32}); // 64-byte rows
+  EXPECT_EQ(fit_swizzle(*b, 32, 128), 64);
+  EXPECT_EQ(fit_swizzle(*b, 32, 32), 32);
+  Buffer narrow = make_buffer("n", Scope::Shared, ScalarType::BF16, {64, 8}); // 16-byte rows
+  EXPECT_EQ(fit_swizzle(*narrow, 8, 128), 0);
+  Buffer vec = make_buffer("v", Scope::Shared, ScalarType::F32, {64});
+  EXPECT_EQ(fit_swizzle(*vec, 64, 128), 0);
+  EXPECT_EQ(to_string(SharedLayout{72, 0}), "rows of 72");
+  EXPECT_EQ(to_string(SharedLayout{64, 128}), "rows of 64 swizzled 128");
+}
+
+} // namespace
+} // namespace tile::ir
