@@ -486,7 +486,11 @@ private:
     // (Bytes as they are: not a copy that converts its elements.)
     if (is_load && !a.converts && async_depth_ > 0 && st->buffer->scope == Scope::Shared && chunk >= 4) {
       const Buffer &sb = st->buffer;
-      bool contiguous = !equal(first.mutate(st->indices.back()), second.mutate(st->indices.back()));
+      // (A swizzled tile keeps only its 16-byte chunks whole: wider groups of lanes are not
+      // consecutive there.)
+      const ir::SharedLayout *sl = shared_layout(sb);
+      bool contiguous = !equal(first.mutate(st->indices.back()), second.mutate(st->indices.back())) &&
+                        !(sl && sl->swizzle_bytes && total > 16);
       for (int d = 0; d + 1 < sb->rank(); ++d)
         contiguous &= equal(first.mutate(st->indices[d]), second.mutate(st->indices[d]));
       if (contiguous) {
