@@ -1,8 +1,8 @@
 // Forward attention O = softmax(Q K^T * scale) V, written as FlashAttention-2 computes it:
 // a block of BM query rows keeps its Q tile in shared memory and walks the keys in blocks of
 // BN, pipelined: S = Q K^T on tensor cores, the mask, the online softmax in base 2 (a running
-// row maximum m and row sum l; earlier work rescaled by exp2(m_old - m_new)), then P = the
-// probabilities as bf16 and O += P V. Every fragment stays in registers and P goes from the
+// row maximum m of the unscaled scores and row sum l; P = exp2(S c - m c) with c = scale *
+// log2(e), earlier work rescaled by exp2((m_old - m_new) c)), then P as bf16 and O += P V. Every fragment stays in registers and P goes from the
 // first gemm's accumulator into the second gemm without moving (compile with
 // -fplugin-arg-tile-remarks to see the layouts the compiler chose).
 //
@@ -21,6 +21,8 @@ template <int D, bool CAUSAL, int BM = 64, int BN = 64, int NT = 128, int STAGES
 [[tile::kernel]] void flash_attention(T::tensor<const T::bf16, 4> Q, T::tensor<const T::bf16, 4> K,
                                       T::tensor<const T::bf16, 4> V, T::tensor<T::bf16, 4> O, float scale) {
   const int H = Q.size(1), SQ = Q.size(2), HKV = K.size(1), SK = K.size(2);
+  // A positive scale: the maximum of the unscaled scores is then the scaled maximum.
+  T::expect(scale > 0, "flash_attention needs a positive scale");
   auto [bx, by, bz] = T::grid(T::ceildiv(SQ, BM), H, Q.size(0), T::threads(NT));
   const int hk = by / (H / HKV);
   T::shared<T::bf16, BM, D> Qs;
@@ -53,8 +55,7 @@ template <int D, bool CAUSAL, int BM = 64, int BN = 64, int NT = 128, int STAGES
     T::reduce_max(s, m, 1, false); // m = max(m_old, the block's row maxima)
     for (int i : T::parallel(BM))
       rescale(i) = T::exp2((m_old(i) - m(i)) * scale_log2);
-    // One FFMA and one exp2 a score (the scale is positive: the maximum of the unscaled
-    // scores is the unscaled maximum).
+    // One FFMA and one exp2 a score.
     for (auto [i, j] : T::parallel(BM, BN))
       s(i, j) = T::exp2(s(i, j) * scale_log2 - m(i) * scale_log2);
     T::reduce_sum(s, row_sum, 1);

@@ -53,7 +53,7 @@ template <int BM = 1, int BN = 1024, int NT = 128>
 /// barrier: var = E[x^2] - mean^2, which loses digits where the mean is far larger than the
 /// spread (|mean| / std past about 1000 in float). Measured on the H200 (bench/NOTES.md):
 /// the variance taken after the mean (two reductions in a row) ran at 0.57x of copy
-/// bandwidth, this at 0.71x.
+/// bandwidth, this at 0.73x.
 template <int BN, int NT>
 [[tile::kernel]] void layernorm_rows(T::tensor<const T::bf16, 2> X, T::tensor<const T::bf16, 1> W,
                                      T::tensor<const T::bf16, 1> B, T::tensor<T::bf16, 2> Y, float eps, int G) {

@@ -689,6 +689,12 @@ bool Translator::tile_op(const CallExpr *call) {
     }
     auto kind = ir::LayoutKind(v->getStructField(0).getInt().getExtValue());
     int bytes = int(v->getStructField(1).getInt().getExtValue());
+    if (kind == ir::LayoutKind::Swizzled && bytes != 32 && bytes != 64 && bytes != 128) {
+      error(call->getArg(1)->getExprLoc(),
+            "tile::layouts::swizzled takes spans of 32, 64 or 128 bytes, not " + std::to_string(bytes),
+            "write tile::layouts::swizzled(128), swizzled(64) or swizzled(32)");
+      return true;
+    }
     emit(std::make_shared<ir::AnnotateLayoutNode>(b, kind, bytes));
     return true;
   }

@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -504,6 +505,8 @@ struct Kernel {
   /// start, and the bytes the block needs (plan-shared-memory; -1: not planned).
   std::map<const BufferNode *, std::int64_t> shared_offsets;
   std::int64_t shared_bytes = -1;
+  /// The block-shared buffers that share bytes with another (in turn, a barrier between).
+  std::set<const BufferNode *> shared_reused;
 
   /// Elements a buffer's storage holds: its shape, the last dimension padded to its row
   /// pitch where it has one.

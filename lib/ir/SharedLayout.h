@@ -1,8 +1,11 @@
 // How a tile lives in shared memory: row-major, each row of the last dimension padded to
 // `pitch` elements, and optionally its 16-byte chunks XOR-swizzled: within each span of
 // `swizzle_bytes` bytes of a row, chunk c of row r is stored at chunk c ^ (r % (swizzle_bytes
-// / 16)). Rows padded by a 16-byte unit or swizzled chunks both spread the rows that
-// ldmatrix (and later wgmma and the bulk tensor copy) read at once over all banks.
+// / 16)). Rows padded by a 16-byte unit, or the 128-byte swizzle, spread the eight rows
+// ldmatrix reads at once over all banks (the 64- and 32-byte swizzles over 4 and 2 chunks).
+// For rows of exactly 128 bytes the 128-byte swizzle is the one of Hopper's bulk tensor copy
+// and wgmma; their 32- and 64-byte modes (phases from the 128-byte line, not the row) and
+// wider rows are not this formula yet.
 //
 // The one formula for a shared element's place: the codegens print it (targets/common
 // CEmitter::offset), the device library's tensor-core helpers apply the same swizzle to

@@ -703,8 +703,14 @@ Kernel infer_layout(const Kernel &kernel, const Target &target) {
   // a remark.
   for_each_node(k.body, nullptr, [&](const Stmt &s) {
     auto a = s->as<AnnotateLayoutNode>();
-    if (!a || !analysis::is_block_shared(a->buffer.get()) || k.layouts.count(a->buffer.get()))
+    if (!a)
       return;
+    if (k.layouts.count(a->buffer.get()) || !analysis::is_block_shared(a->buffer.get())) {
+      k.remarks.push_back({a->loc, "'" + a->buffer->name + "' is " +
+                                       (k.layouts.count(a->buffer.get()) ? "in registers" : "a local buffer") +
+                                       ": annotate_layout applies to tiles in shared memory"});
+      return;
+    }
     const BufferNode &b = *a->buffer;
     const std::int64_t cols = b.extent(b.rank() - 1);
     const std::string what = "shared '" + b.name + "': ";

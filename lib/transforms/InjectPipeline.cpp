@@ -279,6 +279,15 @@ Kernel inject_pipeline(const Kernel &kernel) {
   if (injector.staged_all.empty())
     return kernel;
   k.body = Redeclare(injector.staged_all).mutate(body);
+  // The layouts of buffers the staged ones replaced go with them (their addresses may be
+  // reused by buffers made later).
+  std::set<const BufferNode *> declared;
+  for_each_node(k.body, nullptr, [&](const Stmt &s) {
+    if (auto d = s->as<DeclBufferNode>())
+      declared.insert(d->buffer.get());
+  });
+  for (auto it = k.shared_layouts.begin(); it != k.shared_layouts.end();)
+    it = declared.count(it->first) ? std::next(it) : k.shared_layouts.erase(it);
   return k;
 }
 

@@ -276,10 +276,6 @@ private:
                                       n->policy);
   }
 
-  /// A reduction along dimension r of a register fragment: per element of the destination
-  /// (the source's other slot digits), the thread's slots along r, then a butterfly of warp
-  /// shuffles over the lanes that split r, then, where warps split r, a combination of the
-  /// warps' results through shared memory.
   /// A run of adjacent reductions with cross-warp steps, none reading or writing another's
   /// destination, becomes their first parts, then their combining parts: insert-sync then
   /// puts one barrier where each would have had its own (LayerNorm's mean and sum of
@@ -326,6 +322,10 @@ private:
     return changed ? seq(std::move(out)) : self;
   }
 
+  /// A reduction along dimension r of a register fragment: per element of the destination
+  /// (the source's other slot digits), the thread's slots along r, then a butterfly of warp
+  /// shuffles over the lanes that split r, then, where warps split r, a combination of the
+  /// warps' results through shared memory.
   Stmt mutate_Reduce(const Stmt &self, const ReduceNode *n) override {
     if (!in_registers(n->src.get()))
       return self;

@@ -101,6 +101,8 @@ Kernel plan_shared_memory(const Kernel &kernel, const Target &target) {
         continue;
       if (!(a.offset < b.offset + b.bytes && b.offset < a.offset + a.bytes))
         continue;
+      k.shared_reused.insert(a.buffer);
+      k.shared_reused.insert(b.buffer);
       const bool separated = std::any_of(barriers.begin(), barriers.end(), [&](int x) { return a.last < x && x < b.first; });
       if (!separated)
         add_before.insert(b.first);

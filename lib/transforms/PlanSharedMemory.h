@@ -4,7 +4,8 @@
 // Requires: insert-sync (the barriers are final); every block-shared buffer declared by a
 //   DeclBuffer.
 // Establishes: Kernel::shared_offsets holds every block-shared buffer, at a multiple of the
-//   target's shared_alignment; Kernel::shared_bytes is the end of the last. Two buffers
+//   target's shared_alignment; Kernel::shared_bytes is the end of the last;
+//   Kernel::shared_reused names the buffers that share bytes with another. Two buffers
 //   share bytes only when their lives (the statements of the kernel's top level that touch
 //   them) do not overlap and a barrier at the top level lies between the last statement
 //   of the first and the first of the second; the pass adds that barrier where the two

@@ -149,8 +149,9 @@ private:
     auto it = k_.shared_offsets.find(b.get());
     if (it == k_.shared_offsets.end())
       throw std::logic_error("codegen: shared buffer '" + b->name + "' was not placed (plan-shared-memory)");
-    line(t + " *__restrict__ " + buffer(b) + " = reinterpret_cast<" + t + " *>(tile_smem + " + std::to_string(it->second) +
-         ");");
+    // (Not __restrict__ where another buffer has its bytes in turn.)
+    const std::string restrict_ = k_.shared_reused.count(b.get()) ? " *" : " *__restrict__ ";
+    line(t + restrict_ + buffer(b) + " = reinterpret_cast<" + t + " *>(tile_smem + " + std::to_string(it->second) + ");");
   }
 
   /// Work outside Threads loops runs in every thread; what must happen once per block is

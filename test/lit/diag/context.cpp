@@ -146,3 +146,10 @@ void host(T::tensor<float, 1> x) {
   T::fill(s, 0.0f);
   T::copy(s.at(1, T::slice(c)), q.at(0, T::slice(0))); // expected-error {{the start of a tile::slice of 's' must be a compile-time constant here}} expected-note {{extents are compile-time constants}}
 }
+
+[[tile::kernel]] void k_swizzle_span(T::tensor<float, 2> x) {
+  auto [bx] = T::grid(1);
+  T::shared<float, 32, 32> t;
+  T::annotate_layout(t, T::layouts::swizzled(16)); // expected-error {{tile::layouts::swizzled takes spans of 32, 64 or 128 bytes, not 16}} expected-note {{write tile::layouts::swizzled(128), swizzled(64) or swizzled(32)}}
+  T::copy(x.at(0, 0), t);
+}

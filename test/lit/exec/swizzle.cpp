@@ -49,7 +49,7 @@ template <int Panel, int Layout>
 }
 
 /// Tiles of 64 x 64 x 64 on tensor cores (GPU): Layout 0 pads the operands' rows, 1 swizzles
-/// their 16-byte chunks within 128-byte spans (the layout TMA and wgmma take).
+/// their 16-byte chunks within 128-byte spans.
 template <int Layout>
 [[tile::kernel]] void gemm64(T::tensor<const T::f16, 2> A, T::tensor<const T::f16, 2> B, T::tensor<float, 2> C) {
   const int M = A.size(0), K = A.size(1), N = B.size(1);

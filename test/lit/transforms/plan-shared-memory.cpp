@@ -4,6 +4,14 @@
 // buffers filled by asynchronous copies and buffers nothing touches share nothing.
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-print-after=insert-sync,plan-shared-memory \
 // RUN:   -fplugin-arg-tile-stop-after=plan-shared-memory %s 2>&1 | FileCheck %s
+// The codegen prints the offsets; buffers that take turns with the same bytes are not
+// declared __restrict__.
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-print-after=codegen %s 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=CUDA
+// CUDA: float *a = reinterpret_cast<float *>(tile_smem + 0);
+// CUDA-NEXT: float *b = reinterpret_cast<float *>(tile_smem + 0);
+// CUDA: float *__restrict__ a = reinterpret_cast<float *>(tile_smem + 0);
+// CUDA-NEXT: float *__restrict__ b = reinterpret_cast<float *>(tile_smem + 512);
 
 #include <tile/tile.h>
 namespace T = tile;

@@ -56,11 +56,15 @@ namespace T = tile;
   T::copy(Ds, D.at(0, 0));
 }
 
+// A fragment kept in registers has no shared layout.
 // expected-remark@+1 {{kernel 'column_major'}}
 [[tile::kernel]] void column_major(T::tensor<const float, 2> X, T::tensor<float, 2> Y) {
   auto [bx] = T::grid(1, T::threads(128));
   T::shared<float, 32, 32> t;
+  T::fragment<float, 32, 32> f; // expected-remark {{fragment 'f' in registers}}
   T::annotate_layout(t, T::layouts::col_major()); // expected-remark {{[cuda:sm_90a] shared 't': col_major is not acted on yet: the tile stays row-major}}
+  T::annotate_layout(f, T::layouts::swizzled());  // expected-remark {{[cuda:sm_90a] 'f' is in registers: annotate_layout applies to tiles in shared memory}}
   T::copy(X.at(0, 0), t);
-  T::copy(t, Y.at(0, 0));
+  T::copy(t, f);
+  T::copy(f, Y.at(0, 0));
 }
