@@ -107,9 +107,18 @@ bool parse_options(const std::vector<std::string> &args, pipeline::Options &o, s
       o.verbose = !has_value || value == "1" || value == "true";
     } else if (name == "remarks") {
       o.remarks = !has_value || value == "1" || value == "true";
+    } else if (name == "gemm") {
+      if (!need_value())
+        return false;
+      if (value != "fma" && value != "auto") {
+        problem = "gemm=" + value.str() + ": expected gemm=fma (every gemm on FMA) or gemm=auto (tensor cores where "
+                  "they can)";
+        return false;
+      }
+      o.gemm_fma = value == "fma";
     } else {
       problem = "unknown option '" + name.str() + "'; the options are targets=, print-after=, print-before=, "
-                "stop-after=, emit-source=, cache=, compile-timeout=, nvcc=, hipcc=, cxx=, verbose and remarks";
+                "stop-after=, emit-source=, cache=, compile-timeout=, nvcc=, hipcc=, cxx=, gemm=, verbose and remarks";
       return false;
     }
   }

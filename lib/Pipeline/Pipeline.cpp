@@ -223,7 +223,10 @@ void run_cuda(std::vector<ir::Kernel> kernels, const std::string &unit, const Op
   const std::vector<std::string> &archs = opts.cuda_archs.empty() ? cuda::default_archs() : opts.cuda_archs;
   // One source serves every architecture built: the target is what they share.
   const ir::Target target = ir::common_cuda_target(archs);
-  if (!passes.run("infer-layout", kernels, [&](const ir::Kernel &k) { return transforms::infer_layout(k, target); }) ||
+  transforms::InferLayoutOptions layout_options;
+  layout_options.tensor_cores = !opts.gemm_fma;
+  if (!passes.run("infer-layout", kernels,
+                  [&](const ir::Kernel &k) { return transforms::infer_layout(k, target, layout_options); }) ||
       !passes.run("lower-tile-ops", kernels,
                   [](const ir::Kernel &k) { return transforms::lower_tile_ops(k, transforms::IndexWidth::Narrow); }) ||
       !passes.run("lower-gemm", kernels, transforms::lower_gemm) ||

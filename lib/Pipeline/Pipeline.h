@@ -38,6 +38,7 @@ struct Options {
   std::vector<std::string> sanitize_flags;
   bool verbose = false;
   bool remarks = false; // what the passes chose: fragment places, gemm instructions, resources
+  bool gemm_fma = false; // gemm=fma: every gemm on FMA instead of tensor cores
   bool syntax_only = false; // -fsyntax-only: run the passes, build no images
   unsigned compile_timeout = default_compile_timeout_seconds; // seconds a device compiler may run
 };

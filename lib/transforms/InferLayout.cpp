@@ -162,7 +162,7 @@ std::string quoted(const BufferNode *b) { return "'" + b->name + "'"; }
 
 class Inference {
 public:
-  Inference(const Kernel &k, const Target &t) : k_(k), target_(t) {}
+  Inference(const Kernel &k, const Target &t, const InferLayoutOptions &o) : k_(k), target_(t), options_(o) {}
 
   void run() {
     collect(k_.body);
@@ -224,6 +224,7 @@ public:
 private:
   const Kernel &k_;
   const Target &target_;
+  const InferLayoutOptions options_;
   std::vector<const BufferNode *> fragments_; // in declaration order
   std::set<const BufferNode *> is_fragment_;
   std::map<const BufferNode *, std::string> shared_; // and why
@@ -563,7 +564,9 @@ private:
     case StmtKind::Gemm: {
       auto g = s->as<GemmNode>();
       GemmSite site{g, s->loc, std::nullopt, ""};
-      if (auto m = mma_plan(g, k_.threads, target_, site.why_not))
+      if (!options_.tensor_cores)
+        site.why_not = "-fplugin-arg-tile-gemm=fma asks for FMA";
+      else if (auto m = mma_plan(g, k_.threads, target_, site.why_not))
         site.mma = *m;
       if (site.mma && g->transpose_a)
         to_shared(g->a.buffer.get(), "operand a of a tensor-core gemm with transpose_a, which ldmatrix reads from "
@@ -689,9 +692,9 @@ private:
 
 } // namespace
 
-Kernel infer_layout(const Kernel &kernel, const Target &target) {
+Kernel infer_layout(const Kernel &kernel, const Target &target, const InferLayoutOptions &options) {
   Kernel k = kernel;
-  Inference inference(kernel, target);
+  Inference inference(kernel, target, options);
   inference.run();
   k.layouts = inference.layouts();
   k.bindings = inference.bindings();

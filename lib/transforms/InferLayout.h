@@ -41,7 +41,12 @@
 
 namespace tile::transforms {
 
-ir::Kernel infer_layout(const ir::Kernel &kernel, const ir::Target &target);
+/// Choices a test or a user fixes instead of the heuristics.
+struct InferLayoutOptions {
+  bool tensor_cores = true; // false: every gemm on FMA (-fplugin-arg-tile-gemm=fma)
+};
+
+ir::Kernel infer_layout(const ir::Kernel &kernel, const ir::Target &target, const InferLayoutOptions &options = {});
 
 /// The tensor-core accumulator layout of gemm `g`'s destination on `threads` threads, when
 /// the gemm can run on tensor cores (bf16 or f16 operands in whole rank-2 shared buffers with

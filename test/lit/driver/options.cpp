@@ -11,4 +11,6 @@
 // HIP: error: tile plugin: the hip target is not available in this build of tile yet; use targets=cpu or targets=cpu,cuda
 // RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-cache %s 2>&1 | FileCheck %s --check-prefix=VALUE
 // VALUE: error: tile plugin: option 'cache' needs a value: -fplugin-arg-tile-cache=VALUE
+// RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-gemm=wgmma %s 2>&1 | FileCheck %s --check-prefix=GEMM
+// GEMM: error: tile plugin: gemm=wgmma: expected gemm=fma (every gemm on FMA) or gemm=auto (tensor cores where they can)
 #include <tile/tile.h>

@@ -17,6 +17,13 @@
 // OLD: remark: [cuda:sm_75] kernel 'attention_step': 49152 bytes of shared memory
 // OLD-NOT: error: tile kernel 'attention_step'
 // OLD: error: tile kernel 'fallbacks' needs 77824 bytes of shared memory per block; sm_75 gives a block at most 65536
+// gemm=fma fixes the instruction from the command line (tests, comparisons): every gemm on
+// FMA, whatever its operands, and the remark says why.
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-remarks \
+// RUN:   -fplugin-arg-tile-gemm=fma %s 2>&1 | FileCheck %s --check-prefix=FORCED
+// FORCED: remark: [cuda:sm_90a] fragment 's' in shared memory: the accumulator of a gemm on FMA (-fplugin-arg-tile-gemm=fma asks for FMA)
+// FORCED: remark: [cuda:sm_90a] gemm on FMA: -fplugin-arg-tile-gemm=fma asks for FMA
+// FORCED-NOT: remark: [cuda:sm_90a] gemm on tensor cores
 
 #include <tile/tile.h>
 namespace T = tile;
