@@ -116,9 +116,19 @@ bool parse_options(const std::vector<std::string> &args, pipeline::Options &o, s
         return false;
       }
       o.gemm_fma = value == "fma";
+    } else if (name == "stages") {
+      unsigned n = 0;
+      if (!need_value())
+        return false;
+      if (value.getAsInteger(10, n) || n < 1 || n > 16) {
+        problem = "stages=" + value.str() + ": expected a stage count from 1 to 16 for every pipelined loop";
+        return false;
+      }
+      o.stages = int(n);
     } else {
       problem = "unknown option '" + name.str() + "'; the options are targets=, print-after=, print-before=, "
-                "stop-after=, emit-source=, cache=, compile-timeout=, nvcc=, hipcc=, cxx=, gemm=, verbose and remarks";
+                "stop-after=, emit-source=, cache=, compile-timeout=, nvcc=, hipcc=, cxx=, gemm=, stages=, verbose and "
+                "remarks";
       return false;
     }
   }

@@ -233,7 +233,8 @@ void run_cuda(std::vector<ir::Kernel> kernels, const std::string &unit, const Op
       !passes.run("lower-fragments", kernels,
                   [&](const ir::Kernel &k) { return transforms::lower_fragments(k, target); }) ||
       !passes.run("bind-threads", kernels, transforms::bind_threads) ||
-      !passes.run("inject-pipeline", kernels, transforms::inject_pipeline) ||
+      !passes.run("inject-pipeline", kernels,
+                  [&](const ir::Kernel &k) { return transforms::inject_pipeline(k, opts.stages); }) ||
       !passes.run("insert-sync", kernels, transforms::insert_sync) ||
       !passes.run("plan-shared-memory", kernels,
                   [&](const ir::Kernel &k) { return transforms::plan_shared_memory(k, target); })) {

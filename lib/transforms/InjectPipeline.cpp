@@ -258,6 +258,25 @@ void find_outside_uses(const Stmt &s, std::set<const BufferNode *> &out) {
       });
 }
 
+/// Shared buffers used by more than one pipelined loop: each loop would multi-buffer them
+/// on its own (and a loop left serial would still use the buffer it replaced), so they are
+/// treated as used outside.
+void find_shared_between_loops(const Stmt &body, std::set<const BufferNode *> &out) {
+  std::map<const BufferNode *, int> loops;
+  for_each_node(body, nullptr, [&](const Stmt &s) {
+    auto f = s->as<ForNode>();
+    if (!f || f->for_kind != ForKind::Pipelined || f->stages < 2)
+      return;
+    std::set<const BufferNode *> used;
+    find_outside_uses(f->body, used);
+    for (const BufferNode *b : used)
+      ++loops[b];
+  });
+  for (auto &[b, n] : loops)
+    if (n > 1)
+      out.insert(b);
+}
+
 /// Declarations of the multi-buffered buffers.
 class Redeclare : public IRMutator {
 public:
@@ -271,13 +290,29 @@ public:
 
 } // namespace
 
-Kernel inject_pipeline(const Kernel &kernel) {
+Kernel inject_pipeline(const Kernel &kernel, int stages) {
   Kernel k = kernel;
+  if (stages > 0) { // every pipelined loop's stage count fixed from outside
+    class SetStages : public IRMutator {
+    public:
+      int stages;
+      Stmt mutate_For(const Stmt &self, const ForNode *n) override {
+        Stmt body = mutate(n->body);
+        if (n->for_kind != ForKind::Pipelined)
+          return body == n->body ? self : for_loop(n->var, n->begin, n->extent, n->for_kind, body, n->step, n->stages);
+        return for_loop(n->var, n->begin, n->extent, n->for_kind, body, n->step, stages);
+      }
+    } set;
+    set.stages = stages;
+    k.body = set.mutate(k.body);
+  }
+  const Kernel original = k;
   Injector injector(k);
-  find_outside_uses(kernel.body, injector.uses_outside_);
-  Stmt body = injector.mutate(kernel.body);
+  find_outside_uses(original.body, injector.uses_outside_);
+  find_shared_between_loops(original.body, injector.uses_outside_);
+  Stmt body = injector.mutate(original.body);
   if (injector.staged_all.empty())
-    return kernel;
+    return original;
   k.body = Redeclare(injector.staged_all).mutate(body);
   // The layouts of buffers the staged ones replaced go with them (their addresses may be
   // reused by buffers made later).

@@ -24,13 +24,15 @@
 //   read. insert-sync sees that the producers and consumers of one iteration touch
 //   different stages (analysis/SharedAccess.h: slots) and adds nothing between them.
 //   Loops that do not have that shape stay serial loops, as do all loops with fewer than
-//   2 stages.
+//   2 stages and loops whose shared buffers another pipelined loop uses too.
 #pragma once
 
 #include "ir/IR.h"
 
 namespace tile::transforms {
 
-ir::Kernel inject_pipeline(const ir::Kernel &kernel);
+/// `stages` > 0: every pipelined loop takes that many stages instead of its own (the
+/// option stages=, for tests and comparisons).
+ir::Kernel inject_pipeline(const ir::Kernel &kernel, int stages = 0);
 
 } // namespace tile::transforms

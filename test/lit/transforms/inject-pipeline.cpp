@@ -2,6 +2,14 @@
 // them stages - 1 iterations ahead, asynchronously, into that many copies of the buffers.
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-print-after=insert-sync \
 // RUN:   -fplugin-arg-tile-stop-after=insert-sync %s 2>&1 | FileCheck %s
+// The stage count fixed from the command line (stages=N: every pipelined loop, for tests
+// and comparisons) instead of the program's:
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-print-after=insert-sync \
+// RUN:   -fplugin-arg-tile-stop-after=insert-sync -fplugin-arg-tile-stages=4 %s 2>&1 | FileCheck %s --check-prefix=FOUR
+// FOUR-LABEL: kernel mm(
+// FOUR: shared As: bf16[4, 64, 32] rows of 40
+// FOUR: shared Bs: bf16[4, 32, 64] rows of 72
+// FOUR: async_wait(2)
 
 #include <tile/tile.h>
 namespace T = tile;
@@ -66,5 +74,30 @@ namespace T = tile;
     T::copy(X.at(k * 8, 0), s);
     T::fill(s, 1.0f);
     T::copy(s, Y.at(k * 8, 0));
+  }
+}
+
+// A buffer that two pipelined loops fill is multi-buffered by neither (each would replace it
+// with copies of its own): both stay serial loops. (Found with stages=4 on `unpipelined`,
+// whose first loop then had a buffer the second still used: an internal error before.)
+// CHECK-LABEL: kernel shared_by_two(
+// CHECK-NOT: async
+// CHECK: for k in pipelined(0, 4, stages=2) {
+// CHECK: for k_1 in pipelined(0, 3, stages=2) {
+// CHECK-NOT: async
+// FOUR-LABEL: kernel shared_by_two(
+// FOUR-NOT: async
+// FOUR: for k in pipelined(0, 4, stages=4) {
+// FOUR-NOT: async
+[[tile::kernel]] void shared_by_two(T::tensor<const float, 2> X, T::tensor<float, 2> Y) {
+  auto [bx] = T::grid(1);
+  T::shared<float, 8, 32> s;
+  for (int k : T::pipelined(4, T::stages(2))) {
+    T::copy(X.at(k * 8, 0), s);
+    T::copy(s, Y.at(k * 8, 0));
+  }
+  for (int k : T::pipelined(3, T::stages(2))) {
+    T::copy(X.at(k * 8, 0), s);
+    T::copy(s, Y.at(k * 8 + 32, 0));
   }
 }
