@@ -56,6 +56,16 @@ bool parse_options(const std::vector<std::string> &args, pipeline::Options &o, s
       problem = "option '" + name.str() + "' needs a value: -fplugin-arg-tile-" + name.str() + "=VALUE";
       return false;
     };
+    // A whole number from lo to hi, or a problem naming what was expected.
+    auto bounded = [&](unsigned lo, unsigned hi, const std::string &what, unsigned &out) {
+      if (!need_value())
+        return false;
+      if (value.getAsInteger(10, out) || out < lo || out > hi) {
+        problem = name.str() + "=" + value.str() + ": expected " + what;
+        return false;
+      }
+      return true;
+    };
     if (name == "targets") {
       if (!need_value() || !parse_targets(value, o, problem))
         return false;
@@ -96,12 +106,8 @@ bool parse_options(const std::vector<std::string> &args, pipeline::Options &o, s
       (name == "nvcc" ? o.nvcc : name == "hipcc" ? o.hipcc : o.cxx) = value.str();
     } else if (name == "compile-timeout") {
       unsigned seconds = 0;
-      if (!need_value())
+      if (!bounded(1, 604800, "a whole number of seconds from 1 to 604800", seconds))
         return false;
-      if (value.getAsInteger(10, seconds) || seconds < 1 || seconds > 604800) {
-        problem = "compile-timeout=" + value.str() + ": expected a whole number of seconds from 1 to 604800";
-        return false;
-      }
       o.compile_timeout = seconds;
     } else if (name == "verbose") {
       o.verbose = !has_value || value == "1" || value == "true";
@@ -118,12 +124,8 @@ bool parse_options(const std::vector<std::string> &args, pipeline::Options &o, s
       o.gemm_fma = value == "fma";
     } else if (name == "stages") {
       unsigned n = 0;
-      if (!need_value())
+      if (!bounded(1, 16, "a stage count from 1 to 16 for every pipelined loop", n))
         return false;
-      if (value.getAsInteger(10, n) || n < 1 || n > 16) {
-        problem = "stages=" + value.str() + ": expected a stage count from 1 to 16 for every pipelined loop";
-        return false;
-      }
       o.stages = int(n);
     } else {
       problem = "unknown option '" + name.str() + "'; the options are targets=, print-after=, print-before=, "

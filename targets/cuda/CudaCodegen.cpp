@@ -567,13 +567,13 @@ private:
     // The operands' swizzles as template arguments, where either has one.
     auto swizzle = [&](const Region &r) {
       const ir::SharedLayout *sl = shared_layout(r.buffer);
-      return std::to_string(sl ? sl->swizzle_bytes : 0);
+      return sl ? sl->swizzle_bytes : 0;
     };
     if (auto ra = k_.layouts.find(a.buffer.get()); ra != k_.layouts.end() && ra->second.mma) {
       // The first operand in registers, laid out as mma's A (lower-fragments).
       line("tile_cuda::mma_gemm_rs<" + shape + std::to_string(ra->second.mma->cols) + ", " +
            std::to_string(l.warps_m) + ", " + std::to_string(l.warps_n) + ", " + (n->transpose_b ? "true" : "false") +
-           ", " + (n->clear_accum ? "true" : "false") + (swizzle(b) != "0" ? ", " + swizzle(b) : "") + ">(" +
+           ", " + (n->clear_accum ? "true" : "false") + (swizzle(b) ? ", " + std::to_string(swizzle(b)) : "") + ">(" +
            buffer(a.buffer) + ", " + operand(b) + ", " +
            std::to_string(row_pitch(b.buffer)) + ", " + buffer(n->c.buffer) + ");");
       return;
@@ -583,7 +583,7 @@ private:
          ", " + std::to_string(l.warps_m) + ", " + std::to_string(l.warps_n) + ", " +
          (n->transpose_a ? "true" : "false") + ", " + (n->transpose_b ? "true" : "false") + ", " +
          (n->clear_accum ? "true" : "false") +
-         (swizzle(a) != "0" || swizzle(b) != "0" ? ", " + swizzle(a) + ", " + swizzle(b) : "") + ">(" + operand(a) +
+         (swizzle(a) || swizzle(b) ? ", " + std::to_string(swizzle(a)) + ", " + std::to_string(swizzle(b)) : "") + ">(" + operand(a) +
          ", " + std::to_string(row_pitch(a.buffer)) + ", " +
          operand(b) + ", " + std::to_string(row_pitch(b.buffer)) + ", " + buffer(n->c.buffer) + ");");
   }

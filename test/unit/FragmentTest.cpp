@@ -13,15 +13,10 @@
 #include "ir/Fragment.h"
 #include "ir/IR.h"
 #include "ir/Printer.h"
+#include "Folded.h"
 
 namespace tile::ir {
 namespace {
-
-std::int64_t folded(const Expr &e) {
-  auto v = as_const_int(e);
-  EXPECT_TRUE(v.has_value()) << to_string(e);
-  return v ? *v : -1;
-}
 
 using Index = std::vector<std::int64_t>;
 using Holder = std::pair<int, std::int64_t>; // (thread, slot)

@@ -9,16 +9,11 @@
 
 #include "ir/IR.h"
 #include "ir/Printer.h"
+#include "Folded.h"
 #include "ir/SharedLayout.h"
 
 namespace tile::ir {
 namespace {
-
-std::int64_t folded(const Expr &e) {
-  auto v = as_const_int(e);
-  EXPECT_TRUE(v.has_value()) << to_string(e);
-  return v ? *v : -1;
-}
 
 struct Case {
   ScalarType type;
