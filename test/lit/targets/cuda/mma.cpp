@@ -60,3 +60,18 @@ namespace T = tile;
   T::gemm(p, Vs, o, {.policy = T::warp_policy::full_row});
   T::copy(o, O.at(0, 0));
 }
+
+// exp2 in float is one ex2.approx.ftz (tile_cuda.h; no rescaling around it).
+// RUN: %nvcc -ptx -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I%t %t/mma.cu -o - | FileCheck %s --check-prefix=EXP2
+// EXP2-LABEL: .entry {{.*}}exp2_rows
+// EXP2: ex2.approx.ftz.f32
+// EXP2-NOT: ex2.approx.f32
+// EXP2: ret;
+[[tile::kernel]] void exp2_rows(T::tensor<const float, 2> X, T::tensor<float, 2> Y) {
+  auto [bx] = T::grid(1, T::threads(128));
+  T::fragment<float, 16, 64> x;
+  T::copy(X.at(0, 0), x);
+  for (auto [i, j] : T::parallel(16, 64))
+    x(i, j) = T::exp2(x(i, j));
+  T::copy(x, Y.at(0, 0));
+}
