@@ -55,6 +55,14 @@ bool equal(const Expr &a, const Expr &b) {
     auto x = a->as<TensorDimNode>(), y = b->as<TensorDimNode>();
     return x->param_index == y->param_index && x->dim == y->dim && x->stride == y->stride;
   }
+  case ExprKind::VectorFlag: {
+    auto x = a->as<VectorFlagNode>(), y = b->as<VectorFlagNode>();
+    return x->tensor == y->tensor && x->bytes == y->bytes;
+  }
+  case ExprKind::Aligned: {
+    auto x = a->as<AlignedNode>(), y = b->as<AlignedNode>();
+    return x->buffer == y->buffer && x->bytes == y->bytes && equal(x->offset, y->offset);
+  }
   }
   return false;
 }

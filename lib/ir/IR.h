@@ -33,7 +33,9 @@ namespace tile::ir {
   X(Select)                                                                                        \
   X(Call)                                                                                          \
   X(Load)                                                                                          \
-  X(TensorDim)
+  X(TensorDim)                                                                                     \
+  X(VectorFlag)                                                                                    \
+  X(Aligned)
 
 #define TILE_IR_STMT_NODES(X)                                                                      \
   X(Seq)                                                                                           \
@@ -55,7 +57,8 @@ namespace tile::ir {
   X(Barrier)                                                                                       \
   X(Async)                                                                                         \
   X(AsyncCommit)                                                                                   \
-  X(AsyncWait)
+  X(AsyncWait)                                                                                     \
+  X(VectorMove)
 
 enum class ExprKind {
 #define X(N) N,
@@ -231,6 +234,29 @@ struct TensorDimNode : ExprNode {
   bool stride;
   TensorDimNode(std::string t, int p, int d, bool s)
       : ExprNode(static_kind, ScalarType::I64), tensor(std::move(t)), param_index(p), dim(d), stride(s) {}
+};
+
+/// Whether vectors of `bytes` bytes of global tensor `tensor` are aligned wherever they
+/// start at a last index that is a multiple of that many bytes: the tensor's data is
+/// aligned to `bytes`, its last stride is 1 and its other strides are multiples of the
+/// vector's elements. Bool; it reads only the kernel's arguments, so a target tests it once
+/// (made by lower-vector-access).
+struct VectorFlagNode : ExprNode {
+  static constexpr ExprKind static_kind = ExprKind::VectorFlag;
+  Buffer tensor;
+  int bytes;
+  VectorFlagNode(Buffer t, int b) : ExprNode(static_kind, ScalarType::Bool), tensor(std::move(t)), bytes(b) {}
+};
+/// Whether the address of element `offset` of `buffer`'s storage (counted in elements from
+/// its start; i64 for tensors, i32 otherwise) is a multiple of `bytes`. Bool (made by
+/// lower-vector-access).
+struct AlignedNode : ExprNode {
+  static constexpr ExprKind static_kind = ExprKind::Aligned;
+  Buffer buffer;
+  Expr offset;
+  int bytes;
+  AlignedNode(Buffer b, Expr o, int n)
+      : ExprNode(static_kind, ScalarType::Bool), buffer(std::move(b)), offset(std::move(o)), bytes(n) {}
 };
 
 // Constructors. They fold constants and trivial identities (x + 0, x * 1, ...), and insert
@@ -451,6 +477,25 @@ struct AsyncWaitNode : StmtNode {
   static constexpr StmtKind static_kind = StmtKind::AsyncWait;
   int pending;
   explicit AsyncWaitNode(int p) : StmtNode(static_kind), pending(p) {}
+};
+
+/// Copies `bytes` bytes from element `src_offset` of `src`'s storage to element `dst_offset`
+/// of `dst`'s (offsets as AlignedNode's), as accesses of `chunk` bytes (a power of two that
+/// divides `bytes`), both addresses multiples of `chunk`; the two buffers have one element
+/// type. `async` (global to shared memory, inside an AsyncNode): without registers
+/// (cp.async), completing as the Async statement's stores do. Made by lower-vector-access
+/// from element loops whose elements are consecutive on both sides.
+struct VectorMoveNode : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::VectorMove;
+  Buffer dst;
+  Expr dst_offset;
+  Buffer src;
+  Expr src_offset;
+  int bytes, chunk;
+  bool async;
+  VectorMoveNode(Buffer d, Expr doff, Buffer s, Expr soff, int n, int c, bool a)
+      : StmtNode(static_kind), dst(std::move(d)), dst_offset(std::move(doff)), src(std::move(s)),
+        src_offset(std::move(soff)), bytes(n), chunk(c), async(a) {}
 };
 
 Stmt seq(std::vector<Stmt> stmts); // flattens nested Seqs; one statement stays itself

@@ -173,7 +173,28 @@ public:
       os << n->tensor << (n->stride ? ".stride(" : ".size(") << n->dim << ")";
       return;
     }
+    case ExprKind::VectorFlag: {
+      auto n = e->as<VectorFlagNode>();
+      os << "vector_ok(" << buffer_name(n->tensor.get()) << ", " << n->bytes << ")";
+      return;
     }
+    case ExprKind::Aligned: {
+      auto n = e->as<AlignedNode>();
+      os << "aligned(";
+      address(n->buffer.get(), n->offset);
+      os << ", " << n->bytes << ")";
+      return;
+    }
+    }
+  }
+
+  /// `b + offset` (an element's address), or `b` for offset 0.
+  void address(const BufferNode *b, const Expr &offset) {
+    os << buffer_name(b);
+    if (is_const_int(offset, 0))
+      return;
+    os << " + ";
+    expr(offset);
   }
 
   void list(const std::vector<Expr> &v) {
@@ -398,6 +419,15 @@ public:
     case StmtKind::AsyncWait:
       os << "async_wait(" << s->as<AsyncWaitNode>()->pending << ")";
       break;
+    case StmtKind::VectorMove: {
+      auto n = s->as<VectorMoveNode>();
+      os << (n->async ? "async_vector_move(" : "vector_move(");
+      address(n->dst.get(), n->dst_offset);
+      os << ", ";
+      address(n->src.get(), n->src_offset);
+      os << ", " << n->bytes << " bytes in " << n->chunk << ")";
+      break;
+    }
     }
     os << "\n";
   }

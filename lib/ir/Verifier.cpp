@@ -96,6 +96,28 @@ public:
       fail("store to read-only tensor '" + n->buffer->name + "'");
     IRVisitor::visit_Store(n);
   }
+  void visit_VectorMove(const VectorMoveNode *n) override {
+    check_buffer(n->dst, "vector move");
+    check_buffer(n->src, "vector move");
+    if (n->dst->read_only)
+      fail("vector move into read-only tensor '" + n->dst->name + "'");
+    if (n->dst->dtype != n->src->dtype)
+      fail("vector move between '" + n->src->name + "' and '" + n->dst->name + "' of different element types");
+    if (n->chunk <= 0 || (n->chunk & (n->chunk - 1)) != 0 || n->bytes <= 0 || n->bytes % n->chunk != 0)
+      fail("vector move of " + std::to_string(n->bytes) + " bytes in chunks of " + std::to_string(n->chunk));
+    if (n->async && (n->src->scope != Scope::Global || n->dst->scope != Scope::Shared))
+      fail("asynchronous vector move from '" + n->src->name + "' to '" + n->dst->name +
+           "': only from a tensor into shared memory");
+    IRVisitor::visit_VectorMove(n);
+  }
+  void visit_Aligned(const AlignedNode *n) override {
+    check_buffer(n->buffer, "alignment test");
+    IRVisitor::visit_Aligned(n);
+  }
+  void visit_VectorFlag(const VectorFlagNode *n) override {
+    if (n->tensor->scope != Scope::Global)
+      fail("vector flag of '" + n->tensor->name + "', which is not a tensor");
+  }
   void visit_For(const ForNode *n) override {
     visit(n->begin);
     visit(n->extent);

@@ -59,6 +59,8 @@ void IRVisitor::visit_Load(const LoadNode *n) {
     visit(i);
 }
 void IRVisitor::visit_TensorDim(const TensorDimNode *) {}
+void IRVisitor::visit_VectorFlag(const VectorFlagNode *) {}
+void IRVisitor::visit_Aligned(const AlignedNode *n) { visit(n->offset); }
 
 void IRVisitor::visit_Seq(const SeqNode *n) {
   for (auto &s : n->stmts)
@@ -114,6 +116,10 @@ void IRVisitor::visit_Barrier(const BarrierNode *) {}
 void IRVisitor::visit_Async(const AsyncNode *n) { visit(n->body); }
 void IRVisitor::visit_AsyncCommit(const AsyncCommitNode *) {}
 void IRVisitor::visit_AsyncWait(const AsyncWaitNode *) {}
+void IRVisitor::visit_VectorMove(const VectorMoveNode *n) {
+  visit(n->dst_offset);
+  visit(n->src_offset);
+}
 
 // ---------------------------------------------------------------------------------------
 // IRMutator
@@ -181,6 +187,11 @@ Expr Substituter::mutate_Var(const Expr &self, const VarNode *n) {
   return it == vars.end() ? self : it->second;
 }
 Expr IRMutator::mutate_TensorDim(const Expr &self, const TensorDimNode *) { return self; }
+Expr IRMutator::mutate_VectorFlag(const Expr &self, const VectorFlagNode *) { return self; }
+Expr IRMutator::mutate_Aligned(const Expr &self, const AlignedNode *n) {
+  Expr o = mutate(n->offset);
+  return o == n->offset ? self : std::make_shared<AlignedNode>(n->buffer, o, n->bytes);
+}
 Expr IRMutator::mutate_Cast(const Expr &self, const CastNode *n) {
   auto v = mutate(n->value);
   return v == n->value ? self : cast(n->type, v);
@@ -288,6 +299,12 @@ Stmt IRMutator::mutate_Async(const Stmt &self, const AsyncNode *n) {
 }
 Stmt IRMutator::mutate_AsyncCommit(const Stmt &self, const AsyncCommitNode *) { return self; }
 Stmt IRMutator::mutate_AsyncWait(const Stmt &self, const AsyncWaitNode *) { return self; }
+Stmt IRMutator::mutate_VectorMove(const Stmt &self, const VectorMoveNode *n) {
+  Expr d = mutate(n->dst_offset), s = mutate(n->src_offset);
+  if (d == n->dst_offset && s == n->src_offset)
+    return self;
+  return std::make_shared<VectorMoveNode>(n->dst, d, n->src, s, n->bytes, n->chunk, n->async);
+}
 
 // ---------------------------------------------------------------------------------------
 

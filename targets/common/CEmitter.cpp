@@ -396,6 +396,14 @@ std::string CEmitter::expr(const Expr &e, int min_prec) {
     auto n = e->as<LoadNode>();
     return element(n->buffer, n->indices);
   }
+  case ExprKind::VectorFlag:
+    return paren(vector_flag(e->as<VectorFlagNode>()), P_Primary, min_prec);
+  case ExprKind::Aligned: {
+    auto n = e->as<AlignedNode>();
+    return paren("reinterpret_cast<uintptr_t>(" + address(n->buffer, n->offset) + ") % " + std::to_string(n->bytes) +
+                     " == 0",
+                 P_Eq, min_prec);
+  }
   }
   return "";
 }
@@ -453,6 +461,17 @@ std::int64_t CEmitter::storage_elements(const Buffer &b) const { return k_.stora
 std::string CEmitter::element(const Buffer &b, const std::vector<Expr> &idx) {
   return buffer(b) + "[" + expr(offset(b, idx)) + "]";
 }
+
+std::string CEmitter::address(const Buffer &b, const Expr &offset) {
+  return is_const_int(offset, 0) ? buffer(b) : buffer(b) + " + " + expr(offset, P_Add + 1);
+}
+
+std::string CEmitter::vector_flag(const VectorFlagNode *) {
+  unlowered("a vector flag");
+  return "false";
+}
+
+void CEmitter::emit_vector_move(const VectorMoveNode *) { unlowered("a vector move"); }
 
 void CEmitter::unlowered(const std::string &what) {
   line("#error \"tile: " + what + " reached the codegen; a pass is missing from the pipeline\"");
@@ -520,6 +539,8 @@ void CEmitter::stmt(const Stmt &s) {
   case StmtKind::AsyncCommit:
   case StmtKind::AsyncWait:
     return emit_async_sync(s.get());
+  case StmtKind::VectorMove:
+    return emit_vector_move(s->as<VectorMoveNode>());
   case StmtKind::AnnotateLayout:
     return; // consumed by layout inference where a target has one
   case StmtKind::Copy:

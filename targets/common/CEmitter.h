@@ -96,6 +96,8 @@ protected:
   /// of it fits (from ranges_).
   ir::Expr index64(const ir::Expr &e) const;
   std::string element(const ir::Buffer &b, const std::vector<ir::Expr> &idx);
+  /// The address of element `offset` of `b`'s storage (`b + offset`).
+  std::string address(const ir::Buffer &b, const ir::Expr &offset);
   /// Elements from one row of a tile buffer to the next (its shared layout's pitch, else
   /// dense), and its shared layout (ir/SharedLayout.h; null: dense row-major).
   std::int64_t row_pitch(const ir::Buffer &b) const;
@@ -124,6 +126,9 @@ protected:
   virtual std::pair<std::string, std::string> print_prefix() = 0;
   virtual void emit_print(const ir::PrintNode *n);
   virtual void emit_store(const ir::StoreNode *n);
+  /// Vector accesses (lower-vector-access, on targets that run it): by default an #error.
+  virtual std::string vector_flag(const ir::VectorFlagNode *n);
+  virtual void emit_vector_move(const ir::VectorMoveNode *n);
   /// An #error line for IR the target cannot take (a pass is missing from its pipeline).
   void unlowered(const std::string &what);
 };

@@ -8,8 +8,7 @@
 #include <set>
 #include <sstream>
 
-#include "analysis/Divisibility.h"
-#include "ir/Equality.h"
+#include "analysis/SharedAccess.h"
 #include "ir/Visitor.h"
 #include "targets/common/CEmitter.h"
 
@@ -37,6 +36,12 @@ public:
   /// Emits the kernel's body to the stream given to the constructor.
   void run() {
     collect_tensor_dims();
+    for_each_node(k_.body, nullptr, [&](const Stmt &s) {
+      if (auto m = s->as<VectorMoveNode>())
+        for (const Buffer &b : {m->dst, m->src})
+          if (b->scope == Scope::Local)
+            vector_aligned_[b.get()] = std::max(vector_aligned_[b.get()], m->chunk);
+    });
     params();
     block_coordinates();
     stmt(k_.body);
@@ -60,8 +65,7 @@ public:
       os_ << "  extern __shared__ __align__(" << shared_alignment_ << ") unsigned char tile_smem[];\n";
     // The vector flags the accesses use (they read only the kernel's arguments).
     for (auto &[flag, test] : flag_tests_)
-      if (used_flags_.count(flag))
-        os_ << "  const bool " << flag << " = " << test << ";\n";
+      os_ << "  const bool " << flag << " = " << test << ";\n";
     os_ << body << "}\n";
     return shared_bytes_;
   }
@@ -72,8 +76,6 @@ private:
   const std::int64_t shared_bytes_ = std::max<std::int64_t>(k_.shared_bytes, 0);
   const std::int64_t shared_alignment_;
   int threads_depth_ = 0; // > 0 inside a Threads or Slots loop (per-thread work)
-  std::vector<Buffer> made_; // buffers the codegen made for itself
-  int async_depth_ = 0;      // > 0 inside an Async statement: copies into shared memory may use cp.async
 
   void params() {
     for (size_t i = 0; i < k_.params.size(); ++i) {
@@ -88,32 +90,13 @@ private:
         continue;
       }
       unpack_tensor(int(i), p.tensor, arg, "__restrict__");
-      // Whether vectors of 4, 8 or 16 bytes at multiples of that many bytes of the last index
-      // are aligned: an aligned start, unit last stride, and the other strides multiples of
-      // the vector. Tested once at the kernel's start (finish(), for the flags used) instead
-      // of at each vector access (emit_vector_access).
-      const Buffer &b = p.tensor;
-      const int elem = bytes(b->dtype);
-      for (int chunk : {4, 8, 16}) {
-        if (elem >= chunk)
-          continue;
-        std::string flag = names_.fresh(buffer(b) + "_vec" + std::to_string(chunk));
-        std::string test = "reinterpret_cast<uintptr_t>(" + arg + ".data) % " + std::to_string(chunk) + " == 0 && " + arg +
-                           ".strides[" + std::to_string(b->rank() - 1) + "] == 1";
-        for (int d = 0; d + 1 < b->rank(); ++d)
-          test += " && " + arg + ".strides[" + std::to_string(d) + "] % " + std::to_string(chunk / elem) + " == 0";
-        flag_tests_.push_back({flag, test});
-        vec_flags_[{b.get(), chunk}] = flag;
-      }
     }
   }
-  /// (tensor, vector bytes) -> the flag saying such vectors are aligned (params()).
+  /// (tensor, vector bytes) -> the flag saying such vectors are aligned (vector_flag()).
   std::map<std::pair<const BufferNode *, std::int64_t>, std::string> vec_flags_;
-  std::vector<std::pair<std::string, std::string>> flag_tests_; // flag, its test, in params order
-  std::set<std::string> used_flags_;
-  /// Tensors whose flag a loop around is unswitched on (decided_), on its true side
-  /// (assumed_) or its false side (refuted_).
-  std::set<const BufferNode *> decided_, assumed_, refuted_;
+  std::vector<std::pair<std::string, std::string>> flag_tests_; // flag, its test, in order of first use
+  /// Local buffers that vector moves read or write, and the alignment they need.
+  std::map<const BufferNode *, int> vector_aligned_;
 
   void block_coordinates() {
     if (k_.thread_index) {
@@ -142,7 +125,9 @@ private:
       std::string dims;
       for (int d = 0; d < b->rank(); ++d)
         dims += (d ? " * " : "") + std::to_string(b->extent(d));
-      line(t + " " + buffer(b) + "[" + dims + "];");
+      auto aligned = vector_aligned_.find(b.get());
+      const std::string align = aligned == vector_aligned_.end() ? "" : "alignas(" + std::to_string(aligned->second) + ") ";
+      line(align + t + " " + buffer(b) + "[" + dims + "];");
       return;
     }
     // Shared and fragment buffers: where plan-shared-memory placed them.
@@ -173,47 +158,6 @@ private:
   }
 
   void emit_for(const ForNode *n) override {
-    if (n->for_kind == ForKind::Vectorized && emit_vector_access(n))
-      return;
-    // A thread's share of copies whose vector accesses all depend on one uniform test (a
-    // tensor's vector flag, no bounds): the loop twice, the test once, outside.
-    if (n->for_kind == ForKind::Threads || n->for_kind == ForKind::Slots) {
-      std::set<const BufferNode *> tensors;
-      std::set<std::string> flags;
-      for_each_node(n->body, nullptr, [&](const Stmt &x) {
-        auto f = x->as<ForNode>();
-        if (!f || f->for_kind != ForKind::Vectorized)
-          return;
-        if (auto a = parse_vector_access(f); a && a->conds.empty() && flagged(*a) && !decided_.count(a->g.get())) {
-          tensors.insert(a->g.get());
-          flags.insert(*flag(*a));
-        }
-      });
-      if (!tensors.empty()) {
-        std::string test;
-        for (auto &f : flags)
-          test += (test.empty() ? "" : " && ") + f;
-        used_flags_.insert(flags.begin(), flags.end());
-        // The loop once with `tensors` in `side`, inside the branch just opened.
-        auto emit_side = [&](std::set<const BufferNode *> &side) {
-          ++indent_;
-          side.insert(tensors.begin(), tensors.end());
-          emit_for(n);
-          for (auto *g : tensors)
-            side.erase(g);
-          --indent_;
-        };
-        decided_.insert(tensors.begin(), tensors.end());
-        line("if (" + test + ") {");
-        emit_side(assumed_);
-        line("} else {");
-        emit_side(refuted_);
-        line("}");
-        for (auto *g : tensors)
-          decided_.erase(g);
-        return;
-      }
-    }
     if (n->for_kind == ForKind::Slots) { // per-thread work, unrolled
       ++threads_depth_;
       CEmitter::emit_for(n);
@@ -263,287 +207,53 @@ private:
     line("}");
   }
 
-  // Vector accesses ------------------------------------------------------------------------
+  // Vector accesses (lower-vector-access) -------------------------------------------------
 
-  /// Whether `c` is a conjunction of comparisons (the bounds checks of lower-tile-ops, whose
-  /// left sides grow with the lane): true at the first and last lanes means true at all.
-  static bool is_bounds_check(const Expr &c) {
-    auto b = c->as<BinaryNode>();
-    if (!b)
-      return false;
-    if (b->op == BinaryOp::And)
-      return is_bounds_check(b->a) && is_bounds_check(b->b);
-    return b->op == BinaryOp::LT || b->op == BinaryOp::GE;
+  /// The flag's name; its test, from the tensor's argument, goes at the kernel's start
+  /// (finish()).
+  std::string vector_flag(const VectorFlagNode *n) override {
+    auto key = std::make_pair(n->tensor.get(), n->bytes);
+    auto it = vec_flags_.find(key);
+    if (it != vec_flags_.end())
+      return it->second;
+    int index = -1;
+    for (size_t i = 0; i < k_.params.size(); ++i)
+      if (k_.params[i].tensor == n->tensor)
+        index = int(i);
+    if (index < 0) {
+      unlowered("a vector flag of a buffer that is no parameter");
+      return "false";
+    }
+    const Buffer &b = n->tensor;
+    const std::string &arg = arg_names_[index];
+    const std::string flag = names_.fresh(buffer(b) + "_vec" + std::to_string(n->bytes));
+    std::string test = "reinterpret_cast<uintptr_t>(" + arg + ".data) % " + std::to_string(n->bytes) + " == 0 && " + arg +
+                       ".strides[" + std::to_string(b->rank() - 1) + "] == 1";
+    for (int d = 0; d + 1 < b->rank(); ++d)
+      test += " && " + arg + ".strides[" + std::to_string(d) + "] % " + std::to_string(n->bytes / bytes(b->dtype)) +
+              " == 0";
+    flag_tests_.push_back({flag, test});
+    vec_flags_[key] = flag;
+    return flag;
   }
 
-  /// What emit_vector_access needs of a Vectorized loop it can emit, or nothing.
-  struct VectorAccess {
-    std::int64_t V = 0;
-    std::vector<const DeclareNode *> decls;
-    std::vector<Expr> conds;
-    const StoreNode *st = nullptr;
-    const LoadNode *global_load = nullptr;
-    bool is_load = false;
-    bool converts = false; // a load whose lanes change type on the way (bf16 into f32)
-    Buffer g;
-    int elem = 0, rank = 0;
-    std::int64_t total = 0, chunk = 0;
-    std::vector<Expr> first_idx;
-  };
-  std::optional<VectorAccess> parse_vector_access(const ForNode *n) const {
-    VectorAccess a;
-    const auto V = as_const_int(n->extent);
-    if (!V || *V < 2 || !is_const_int(n->begin, 0) || !is_const_int(n->step, 1))
-      return std::nullopt;
-    a.V = *V;
-    // The body: declarations, then one store, possibly under guards (ifs without else).
-    Stmt last;
-    if (auto q = n->body->as<SeqNode>()) {
-      for (size_t i = 0; i < q->stmts.size(); ++i) {
-        if (auto d = q->stmts[i]->as<DeclareNode>(); d && d->init && i + 1 < q->stmts.size())
-          a.decls.push_back(d);
-        else if (i + 1 == q->stmts.size())
-          last = q->stmts[i];
+  void emit_vector_move(const VectorMoveNode *n) override {
+    auto emit = [&] {
+      const std::string dst = address(n->dst, n->dst_offset), src = address(n->src, n->src_offset);
+      const std::string c = std::to_string(n->chunk);
+      for (int i = 0; i < n->bytes / n->chunk; ++i) {
+        const std::string at = std::to_string(i * n->chunk);
+        if (n->async)
+          line("tile_cuda::cp_async<" + c + ">(reinterpret_cast<char *>(" + dst + ") + " + at +
+               ", reinterpret_cast<const char *>(" + src + ") + " + at + ");");
         else
-          return std::nullopt;
+          line("reinterpret_cast<tile_cuda::bytes<" + c + "> *>(" + dst + ")[" + std::to_string(i) +
+               "] = reinterpret_cast<const tile_cuda::bytes<" + c + "> *>(" + src + ")[" + std::to_string(i) + "];");
       }
-    } else {
-      last = n->body;
-    }
-    while (auto i = last->as<IfNode>()) {
-      if (i->else_case)
-        return std::nullopt;
-      a.conds.push_back(i->cond);
-      last = i->then_case;
-    }
-    a.st = last->as<StoreNode>();
-    if (!a.st)
-      return std::nullopt;
-    // Load: registers[slot] = select(bounds, cast(G[...]), 0) or cast(G[...]);
-    // store: if (bounds) G[...] = value.
-    // A load fills registers or shared memory from a tensor; a store writes a tensor.
-    const Scope scope = a.st->buffer->scope;
-    a.is_load = scope == Scope::Local || scope == Scope::Shared || scope == Scope::Fragment;
-    if (a.is_load) {
-      if (!a.conds.empty())
-        return std::nullopt;
-      Expr v = a.st->value;
-      if (auto s = v->as<SelectNode>()) {
-        if (!is_bounds_check(s->cond) || !(s->f->as<FloatImmNode>() || s->f->as<IntImmNode>()))
-          return std::nullopt;
-        a.conds.push_back(s->cond);
-        v = s->t;
-      }
-      const CastNode *c = v->as<CastNode>();
-      a.global_load = (c ? c->value : v)->as<LoadNode>();
-      if (!a.global_load || a.global_load->buffer->scope != Scope::Global)
-        return std::nullopt;
-      a.converts = c != nullptr || a.global_load->buffer->dtype != a.st->buffer->dtype;
-    } else if (scope != Scope::Global) {
-      return std::nullopt;
-    }
-    for (auto &c : a.conds)
-      if (!is_bounds_check(c))
-        return std::nullopt;
-    a.g = a.is_load ? a.global_load->buffer : a.st->buffer;
-    const std::vector<Expr> &gidx = a.is_load ? a.global_load->indices : a.st->indices;
-    a.elem = bytes(a.g->dtype);
-    a.rank = a.g->rank();
-    a.total = a.V * a.elem;
-    a.chunk = a.total >= 16 ? 16 : a.total;
-    if (a.elem > 8 || a.total % a.chunk != 0 || (a.chunk & (a.chunk - 1)) != 0)
-      return std::nullopt;
-    // Consecutive lanes are consecutive elements of the last dimension only.
-    Substituter first = at_lane(n, a, 0), second = at_lane(n, a, 1);
-    for (int d = 0; d + 1 < a.rank; ++d)
-      if (!equal(first.mutate(gidx[d]), second.mutate(gidx[d])))
-        return std::nullopt;
-    if (equal(first.mutate(gidx[a.rank - 1]), second.mutate(gidx[a.rank - 1])))
-      return std::nullopt;
-    for (auto &i : gidx)
-      a.first_idx.push_back(first.mutate(i));
-    return a;
-  }
-
-  /// Substitutions giving an access's indices and guards at a lane, declarations inlined.
-  static Substituter at_lane(const ForNode *n, const VectorAccess &a, std::int64_t lane) {
-    Substituter s;
-    s.vars[n->var.get()] = int_imm(lane, n->var->type);
-    for (auto *d : a.decls)
-      s.vars[d->var.get()] = s.mutate(d->init);
-    return s;
-  }
-
-  /// Chunks starting at a last index known to be a multiple of the chunk: aligned whenever
-  /// the tensor's flag for that chunk says so (params()), and the last stride is then 1.
-  const std::string *flag(const VectorAccess &a) const {
-    auto it = vec_flags_.find({a.g.get(), a.chunk});
-    if (it == vec_flags_.end() ||
-        analysis::known_divisor(a.first_idx[a.rank - 1]) * a.elem % a.chunk != 0)
-      return nullptr;
-    return &it->second;
-  }
-  bool flagged(const VectorAccess &a) const { return flag(a) != nullptr; }
-
-  /// A Vectorized loop whose body copies between a global tensor and registers or shared
-  /// memory (the copies of lower-tile-ops, bound by lower-fragments or bind-threads) as one
-  /// access of V consecutive elements where they are contiguous, aligned and inside the
-  /// tensor (cp.async into shared memory inside an Async statement); the scalar loop
-  /// otherwise. False (nothing emitted) for any other body.
-  bool emit_vector_access(const ForNode *n) {
-    auto parsed = parse_vector_access(n);
-    if (!parsed)
-      return false;
-    const VectorAccess &a = *parsed;
-    const std::int64_t V = a.V;
-    const auto &decls = a.decls;
-    const auto &conds = a.conds;
-    const StoreNode *st = a.st;
-    const LoadNode *global_load = a.global_load;
-    const bool is_load = a.is_load;
-    const Buffer &g = a.g;
-    const int elem = a.elem, rank = a.rank;
-    const std::int64_t total = a.total, chunk = a.chunk;
-    const std::vector<Expr> &first_idx = a.first_idx;
-    Substituter first = at_lane(n, a, 0), second = at_lane(n, a, 1), end = at_lane(n, a, V - 1);
-    const Expr last_stride = g->strides[rank - 1];
-    Buffer lane_buffer = make_buffer("vec_lanes", Scope::Local, g->dtype, {V});
-    made_.push_back(lane_buffer); // alive while names_ knows it by its address
-    const std::string base = names_.fresh("vec_base"), lanes = buffer(lane_buffer);
-    const std::string type = type_name(g->dtype), chunk_type = "tile_cuda::bytes<" + std::to_string(chunk) + ">";
-    std::string fast = expr(last_stride, P_Eq + 1) + " == 1";
-    for (auto &c : conds)
-      fast += " && " + expr(first.mutate(c), P_LAnd + 1) + " && " + expr(end.mutate(c), P_LAnd + 1);
-    const bool is_flagged = flagged(a);
-    if (is_flagged && refuted_.count(g.get())) { // the false side of an unswitched loop
-      CEmitter::emit_for(n);
-      return true;
-    }
-    // Inside a loop unswitched on the flag (emit_for), its true side: no test at all.
-    const bool assumed = is_flagged && conds.empty() && assumed_.count(g.get());
-    line("{");
-    ++indent_;
-    if (assumed) {
-      Expr off = index64(first_idx[rank - 1]);
-      for (int d = rank - 2; d >= 0; --d)
-        off = add(mul(index64(first_idx[d]), g->strides[d]), off);
-      line(std::string(is_load ? "const " : "") + type + " *" + base + " = " + buffer(g) + " + " + expr(off, targets::P_Add + 1) +
-           ";");
-      line("{");
-    } else if (is_flagged) {
-      Expr off = index64(first_idx[rank - 1]);
-      for (int d = rank - 2; d >= 0; --d)
-        off = add(mul(index64(first_idx[d]), g->strides[d]), off);
-      line(std::string(is_load ? "const " : "") + type + " *" + base + " = " + buffer(g) + " + " + expr(off, targets::P_Add + 1) +
-           ";");
-      std::string test = *flag(a);
-      used_flags_.insert(test);
-      for (auto &c : conds)
-        test += " && " + expr(first.mutate(c), P_LAnd + 1) + " && " + expr(end.mutate(c), P_LAnd + 1);
-      line("if (" + test + ") {");
-    } else {
-      line(std::string(is_load ? "const " : "") + type + " *" + base + " = &" + element(g, first_idx) + ";");
-      line("if (" + fast + " && reinterpret_cast<uintptr_t>(" + base + ") % " + std::to_string(chunk) + " == 0) {");
-    }
-    ++indent_;
-    auto copy_chunks = [&](const std::string &to, const std::string &from) {
-      for (std::int64_t c = 0; c < total / chunk; ++c)
-        line("reinterpret_cast<" + chunk_type + " *>(" + to + ")[" + std::to_string(c) + "] = reinterpret_cast<const " +
-             chunk_type + " *>(" + from + ")[" + std::to_string(c) + "];");
     };
-    // The lanes, as the scalar loop would run them, with the global element replaced.
-    auto emit_lanes = [&] {
-      class Replace : public IRMutator {
-      public:
-        const LoadNode *target;
-        Expr with;
-        Expr mutate_Load(const Expr &self, const LoadNode *l) override {
-          return l == target ? with : IRMutator::mutate_Load(self, l);
-        }
-      };
-      Stmt lane_body;
-      if (is_load) {
-        Replace r;
-        r.target = global_load;
-        r.with = load(lane_buffer, {n->var});
-        Expr value = st->value;
-        if (auto s = value->as<SelectNode>())
-          value = s->t;
-        lane_body = store(st->buffer, st->indices, r.mutate(value));
-      } else {
-        lane_body = store(lane_buffer, {n->var}, st->value);
-      }
-      std::vector<Stmt> body;
-      for (auto *d : decls)
-        body.push_back(declare(d->var, d->init));
-      body.push_back(lane_body);
-      CEmitter::emit_for(std::make_shared<ForNode>(n->var, n->begin, n->extent, n->step, ForKind::Unrolled, 0, seq(body))
-                             .get());
-    };
-    // Inside an Async statement a copy into shared memory whose lanes are consecutive there
-    // too is one cp.async per chunk where the shared side is aligned as well; the loaded
-    // lanes are stored one by one otherwise.
-    bool async_copy = false, always_aligned = false;
-    // (Bytes as they are: not a copy that converts its elements.)
-    if (is_load && !a.converts && async_depth_ > 0 && st->buffer->scope == Scope::Shared && chunk >= 4) {
-      const Buffer &sb = st->buffer;
-      // (A swizzled tile keeps only its 16-byte chunks whole: wider groups of lanes are not
-      // consecutive there.)
-      const ir::SharedLayout *sl = shared_layout(sb);
-      bool contiguous = !equal(first.mutate(st->indices.back()), second.mutate(st->indices.back())) &&
-                        !(sl && sl->swizzle_bytes && total > 16);
-      for (int d = 0; d + 1 < sb->rank(); ++d)
-        contiguous &= equal(first.mutate(st->indices[d]), second.mutate(st->indices[d]));
-      if (contiguous) {
-        async_copy = true;
-        std::vector<Expr> dst_first;
-        for (auto &i : st->indices)
-          dst_first.push_back(first.mutate(i));
-        const std::string dst = "&" + element(sb, dst_first);
-        // Shared buffers start at least 16-byte aligned (Target::shared_alignment): an offset
-        // known to be a multiple of the
-        // chunk needs no test.
-        always_aligned = analysis::known_divisor(offset(sb, dst_first)) * bytes(sb->dtype) % chunk == 0;
-        if (!always_aligned) {
-          line("if (reinterpret_cast<uintptr_t>(" + dst + ") % " + std::to_string(chunk) + " == 0) {");
-          ++indent_;
-        }
-        for (std::int64_t c = 0; c < total / chunk; ++c)
-          line("tile_cuda::cp_async<" + std::to_string(chunk) + ">(reinterpret_cast<char *>(" + dst + ") + " +
-               std::to_string(c * chunk) + ", reinterpret_cast<const char *>(" + base + ") + " + std::to_string(c * chunk) +
-               ");");
-        if (!always_aligned) {
-          --indent_;
-          line("} else {");
-          ++indent_;
-        }
-      }
-    }
-    if (!async_copy || !always_aligned) {
-      line("alignas(16) " + type + " " + lanes + "[" + std::to_string(V) + "];");
-      if (is_load)
-        copy_chunks(lanes, base);
-      emit_lanes();
-      if (!is_load)
-        copy_chunks(base, lanes);
-    }
-    if (async_copy && !always_aligned) {
-      --indent_;
-      line("}");
-    }
-    --indent_;
-    if (assumed) {
-      line("}");
-    } else {
-      line("} else {");
-      ++indent_;
-      CEmitter::emit_for(n);
-      --indent_;
-      line("}");
-    }
-    --indent_;
-    line("}");
-    return true;
+    if (analysis::is_block_shared(n->dst.get()))
+      return once(emit);
+    emit();
   }
 
   void emit_atomic(const AtomicNode *n) override {
@@ -599,11 +309,8 @@ private:
 
   void emit_barrier() override { line("__syncthreads();"); }
 
-  void emit_async(const AsyncNode *n) override {
-    ++async_depth_;
-    stmt(n->body);
-    --async_depth_;
-  }
+  // (An Async statement's copies into shared memory are async VectorMoves where they can
+  // be, lower-vector-access; its other stores run as they are.)
   void emit_async_sync(const StmtNode *s) override {
     if (s->kind == StmtKind::AsyncCommit)
       line("tile_cuda::cp_async_commit();");

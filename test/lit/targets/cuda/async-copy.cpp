@@ -1,14 +1,22 @@
 // Copies into shared memory in a pipelined loop: cp.async moves bytes as they are, so a copy
 // that keeps its element type uses it and one that converts (bf16 into an f32 tile) loads,
 // converts and stores (it once took 16 bytes of bf16 for four floats: found by test/fuzz).
-// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-print-after=codegen %s 2>&1 \
+// (lower-vector-access decides: its IR shows the async moves; the codegen prints them.)
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-print-after=lower-vector-access,codegen %s 2>&1 \
 // RUN:   | FileCheck %s
 
 #include <tile/tile.h>
 namespace T = tile;
 
+// CHECK-LABEL: kernel same_type(
+// CHECK: async {
+// CHECK: async_vector_move(xs + stage % 2 * 1024 + (t / 8 * 64 + t % 8 * 8), X + i64(bx * 16 + t / 8) * X.stride(0) + i64(stage * 64 + t % 8 * 8), 16 bytes in 16)
+// CHECK-LABEL: kernel converting(
+// CHECK-NOT: async_vector_move
+// CHECK: vector_move(vec_lanes, X + 
+// CHECK-NOT: async_vector_move
 // CHECK-LABEL: // same_type (
-// CHECK: tile_cuda::cp_async<16>(reinterpret_cast<char *>(&xs[
+// CHECK: tile_cuda::cp_async<16>(reinterpret_cast<char *>(xs + (stage % 2 * 1024 + (t / 8 * 64 + t % 8 * 8))) + 0, reinterpret_cast<const char *>(X + ((int64_t)(bx * 16 + t / 8) * X_stride0 + (int64_t)(stage * 64 + t % 8 * 8))) + 0);
 // CHECK-LABEL: // converting (
 // CHECK-NOT: cp_async<
 // CHECK: xs[{{.*}}] = tile_cuda::cvt<float>(X[
