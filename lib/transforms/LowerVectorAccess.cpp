@@ -241,6 +241,9 @@ private:
       body.push_back(declare(d->var, d->init));
     body.push_back(lane_body);
     Stmt lanes_loop = for_loop(n->var, n->begin, n->extent, ForKind::Unrolled, seq(body), n->step);
+    // (Lanes that a shared tile gives: read from it as one vector too.)
+    if (Stmt s = shared_reads(lanes_loop->as<ForNode>()))
+      lanes_loop = s;
     auto move = [&](const Buffer &dst, const Expr &doff, const Buffer &src, const Expr &soff) {
       return std::make_shared<VectorMoveNode>(dst, doff, src, soff, int(a.total), int(a.chunk), false);
     };
@@ -303,7 +306,7 @@ private:
 
   /// A Vectorized loop reading block-shared buffers at consecutive, aligned elements: each
   /// such read first, as one vector into lanes. Null where there is none.
-  Stmt shared_reads(const Stmt &self, const ForNode *n) const {
+  Stmt shared_reads(const ForNode *n) const {
     const auto V = as_const_int(n->extent);
     if (!V || *V < 2 || !is_const_int(n->begin, 0) || !is_const_int(n->step, 1))
       return nullptr;
@@ -432,7 +435,6 @@ private:
         return IRMutator::mutate_Load(self, l);
       }
     } replace(replaced);
-    (void)self;
     before.push_back(for_loop(n->var, n->begin, n->extent, n->for_kind, replace.mutate(n->body), n->step));
     return seq(before);
   }
@@ -448,7 +450,7 @@ private:
     if (n->for_kind == ForKind::Vectorized) {
       if (auto a = parse(n))
         return lower(self, n, *a);
-      if (Stmt s = shared_reads(self, n))
+      if (Stmt s = shared_reads(n))
         return s;
       return IRMutator::mutate_For(self, n);
     }
