@@ -524,9 +524,18 @@ __device__ __forceinline__ void mma_gemm_rs(const T *a, const T *b, int ldb, flo
     for (int i = 0; i < AM * AN * 4; ++i)
       acc[i] = 0.0f;
   }
+  // B of the next k16 step is loaded before this step's mma (registers double-buffered), so
+  // that ldmatrix latency overlaps the tensor cores: attention's P V on the H200, d128 from
+  // 278 to 295 TFLOP/s (bench/NOTES.md). (mma_gemm does not: its register double-buffering
+  // slowed the GEMM example from 306 to 286.)
+  unsigned bfr[2][AN][2];
+  detail::mma_b_fragments<AN, TB, SB>(bfr[0], b, ldb, 0, n_base, lane);
 #pragma unroll
   for (int k0 = 0; k0 < K; k0 += 16) {
-    unsigned af[AM][4], bfr[AN][2];
+    const int cur = (k0 / 16) % 2;
+    if (k0 + 16 < K)
+      detail::mma_b_fragments<AN, TB, SB>(bfr[cur ^ 1], b, ldb, k0 + 16, n_base, lane);
+    unsigned af[AM][4];
 #pragma unroll
     for (int am = 0; am < AM; ++am) {
       const T *r = a + (am * AK + 2 * (k0 / 16)) * 4;
@@ -534,12 +543,11 @@ __device__ __forceinline__ void mma_gemm_rs(const T *a, const T *b, int ldb, flo
       for (int i = 0; i < 4; ++i)
         af[am][i] = detail::pack2(r[2 * i], r[2 * i + 1]);
     }
-    detail::mma_b_fragments<AN, TB, SB>(bfr, b, ldb, k0, n_base, lane);
 #pragma unroll
     for (int am = 0; am < AM; ++am)
 #pragma unroll
       for (int an = 0; an < AN; ++an)
-        detail::mma_16816<T>(acc + (am * AN + an) * 4, af[am], bfr[an]);
+        detail::mma_16816<T>(acc + (am * AN + an) * 4, af[am], bfr[cur][an]);
   }
 }
 
