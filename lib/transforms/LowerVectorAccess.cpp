@@ -419,7 +419,18 @@ private:
         continue;
       Buffer lanes = make_buffer(b->name + "_lanes", Scope::Local, b->dtype, {*V});
       before.push_back(decl_buffer(lanes));
-      before.push_back(std::make_shared<VectorMoveNode>(lanes, int_imm(0), b, off, int(total), int(chunk), false));
+      if (sl && sl->swizzle_bytes) {
+        // Each 16-byte unit where the swizzle put it: one move a unit.
+        const std::int64_t unit = chunk / elem;
+        for (std::int64_t c = 0; c < *V / unit; ++c) {
+          std::vector<Expr> idx = first_idx;
+          idx.back() = add(idx.back(), int_imm(c * unit, idx.back()->type));
+          before.push_back(std::make_shared<VectorMoveNode>(lanes, int_imm(c * unit), b, shared_offset(*b, sl, idx),
+                                                            int(chunk), int(chunk), false));
+        }
+      } else {
+        before.push_back(std::make_shared<VectorMoveNode>(lanes, int_imm(0), b, off, int(total), int(chunk), false));
+      }
       replaced.push_back({l, load(lanes, {n->var})});
     }
     if (replaced.empty())

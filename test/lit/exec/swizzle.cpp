@@ -14,6 +14,8 @@
 // CHECK: PASS annotate_layout_col_major
 // CHECK: PASS gemm64_reference
 // CHECK: PASS annotate_layout_swizzled_128
+// CHECK: PASS dense_f32_rows
+// CHECK: PASS swizzled_f32_rows
 // CHECK-NOT: FAIL
 
 #include "Inputs/check.h"
@@ -69,6 +71,23 @@ template <int Layout>
   T::copy(acc, C.at(by * 64, bx * 64));
 }
 
+/// f32 rows through a swizzled shared tile into registers: each thread reads 8 consecutive
+/// floats of a row, two 16-byte units the swizzle places apart (on the GPU, one vector read
+/// a unit: lower-vector-access).
+template <bool Swizzled>
+[[tile::kernel]] void scaled_rows(T::tensor<const float, 2> X, T::tensor<float, 2> Y) {
+  auto [bx] = T::grid(T::ceildiv(X.size(0), 8), T::threads(64));
+  T::shared<float, 8, 64> s;
+  if constexpr (Swizzled)
+    T::annotate_layout(s, T::layouts::swizzled(128));
+  T::fragment<float, 8, 64> f;
+  T::copy(X.at(bx * 8, 0), s);
+  T::copy(s, f);
+  for (auto [i, j] : T::parallel(8, 64))
+    f(i, j) = f(i, j) * 2.0f + float(i);
+  T::copy(f, Y.at(bx * 8, 0));
+}
+
 int main() {
   const int M = 100, N = 70, K = 75; // a 5 x 7 grid
   auto a = check::random<T::f16>(std::size_t(M) * K), b = check::random<T::f16>(std::size_t(K) * N);
@@ -94,5 +113,21 @@ int main() {
   auto padded = run([](auto &a, auto &b, auto &c) { gemm64<0>(a, b, c); });
   check::close("gemm64_reference", ref, padded, 1e-5);
   check::equal("annotate_layout_swizzled_128", padded, run([](auto &a, auto &b, auto &c) { gemm64<1>(a, b, c); }));
+
+  const int R = 37, W = 61; // a partial block of rows and of columns
+  auto x = check::random<float>(std::size_t(R) * W);
+  std::vector<double> want(x.size());
+  for (int i = 0; i < R; ++i)
+    for (int j = 0; j < W; ++j)
+      want[i * W + j] = 2.0 * x[i * W + j] + i % 8;
+  auto X = check::upload(x, {R, W});
+  auto rows = [&](auto kernel) {
+    auto Y = check::upload(check::poisoned<float>(want.size()), {R, W});
+    kernel(X, Y);
+    return Y.to_vector();
+  };
+  auto dense = rows([](auto &x, auto &y) { scaled_rows<false>(x, y); });
+  check::close("dense_f32_rows", want, dense, 1e-6);
+  check::equal("swizzled_f32_rows", dense, rows([](auto &x, auto &y) { scaled_rows<true>(x, y); }));
   return check::result();
 }

@@ -7,7 +7,7 @@
 // unit last stride and the address's alignment tested at the access. Copies out store the
 // lanes, then move them. Reads of a shared tile at consecutive elements, unconditional and
 // in a loop that does not write the tile, are one vector read before the loop; a read
-// under a condition stays element by element.
+// under a condition stays element by element; from a swizzled tile, one read a 16-byte unit.
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-print-before=lower-vector-access \
 // RUN:   -fplugin-arg-tile-print-after=lower-vector-access -fplugin-arg-tile-stop-after=lower-vector-access %s 2>&1 \
 // RUN:   | FileCheck %s
@@ -130,4 +130,20 @@ namespace T = tile;
   for (auto [i, j] : T::parallel(4, 64))
     s(i, j) = s(i, j) * T::bf16(2.0f);
   T::copy(s, Y.at(bx * 4, 0));
+}
+
+// A swizzled tile: each 16-byte unit read where the swizzle put it (8 floats: two moves).
+// CHECK-LABEL: IR after lower-vector-access
+// CHECK-LABEL: kernel swizzled_reads(
+// CHECK: local s_lanes: f32[8]
+// CHECK-NEXT: vector_move(s_lanes, s + (rs * 8 + tid / 8) * 64 + (((cs * 64 + tid % 8 * 8) / 4 ^ (rs * 8 + tid / 8) % 8) * 4 + (cs * 64 + tid % 8 * 8) % 4), 16 bytes in 16)
+// CHECK-NEXT: vector_move(s_lanes + 4, s + (rs * 8 + tid / 8) * 64 + (((cs * 64 + tid % 8 * 8 + 4) / 4 ^ (rs * 8 + tid / 8) % 8) * 4 + (cs * 64 + tid % 8 * 8 + 4) % 4), 16 bytes in 16)
+[[tile::kernel]] void swizzled_reads(T::tensor<const float, 2> X, T::tensor<float, 2> Y) {
+  auto [bx] = T::grid(T::ceildiv(X.size(0), 8), T::threads(64));
+  T::shared<float, 8, 64> s;
+  T::annotate_layout(s, T::layouts::swizzled(128));
+  T::fragment<float, 8, 64> f;
+  T::copy(X.at(bx * 8, 0), s);
+  T::copy(s, f);
+  T::copy(f, Y.at(bx * 8, 0));
 }
