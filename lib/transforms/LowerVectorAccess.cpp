@@ -15,8 +15,6 @@ using namespace ir;
 
 namespace {
 
-/// Whether `c` is a conjunction of comparisons (the bounds checks of lower-tile-ops, whose
-/// left sides grow with the lane): true at the first and last lanes means true at all.
 bool same_indices(const std::vector<Expr> &a, const std::vector<Expr> &b) {
   if (a.size() != b.size())
     return false;
@@ -26,30 +24,39 @@ bool same_indices(const std::vector<Expr> &a, const std::vector<Expr> &b) {
   return true;
 }
 
-bool is_bounds_check(const Expr &c) {
-  auto b = c->as<BinaryNode>();
-  if (!b)
-    return false;
-  if (b->op == BinaryOp::And)
-    return is_bounds_check(b->a) && is_bounds_check(b->b);
-  return b->op == BinaryOp::LT || b->op == BinaryOp::GE;
-}
 
-/// `c` when `x` is structurally `base + c` (c an integer constant, 0 for `base` itself).
-std::optional<std::int64_t> offset_from(const Expr &x, const Expr &base) {
-  if (equal(x, base))
+/// `x - y` when it is a constant that the expressions show: equal parts cancel, integer
+/// constants added or subtracted count, integer casts are looked through (index arithmetic
+/// does not overflow). Nothing otherwise.
+std::optional<std::int64_t> difference(const Expr &x, const Expr &y) {
+  if (equal(x, y))
     return 0;
-  auto bx = x->as<BinaryNode>();
-  auto cx = bx && bx->op == BinaryOp::Add ? as_const_int(bx->b) : std::nullopt;
-  if (cx && equal(bx->a, base))
-    return *cx;
-  // (y + c1) against (y + c0).
-  auto bb = base->as<BinaryNode>();
-  auto cb = bb && bb->op == BinaryOp::Add ? as_const_int(bb->b) : std::nullopt;
-  if (cx && cb && equal(bx->a, bb->a))
-    return *cx - *cb;
-  if (cb && equal(x, bb->a))
-    return -*cb;
+  auto cx = as_const_int(x), cy = as_const_int(y);
+  if (cx && cy)
+    return *cx - *cy;
+  auto castx = x->as<CastNode>(), casty = y->as<CastNode>();
+  if (castx && casty && castx->type == casty->type && is_integer(castx->type) && is_integer(castx->value->type) &&
+      is_integer(casty->value->type))
+    return difference(castx->value, casty->value);
+  auto bx = x->as<BinaryNode>(), by = y->as<BinaryNode>();
+  auto additive = [](const BinaryNode *b) { return b && (b->op == BinaryOp::Add || b->op == BinaryOp::Sub); };
+  // x + c - y = (x - y) + c, and the same for a constant on y's side.
+  if (additive(bx))
+    if (auto c = as_const_int(bx->b))
+      if (auto d = difference(bx->a, y))
+        return *d + (bx->op == BinaryOp::Add ? *c : -*c);
+  if (additive(by))
+    if (auto c = as_const_int(by->b))
+      if (auto d = difference(x, by->a))
+        return *d - (by->op == BinaryOp::Add ? *c : -*c);
+  // (a + b) - (a + b'): b - b'; (a + b) - (a' + b): a - a'.
+  if (additive(bx) && additive(by) && bx->op == by->op) {
+    if (equal(bx->a, by->a))
+      if (auto d = difference(bx->b, by->b))
+        return bx->op == BinaryOp::Add ? *d : -*d;
+    if (equal(bx->b, by->b))
+      return difference(bx->a, by->a);
+  }
   return std::nullopt;
 }
 
@@ -91,6 +98,47 @@ Substituter at_lane(const ForNode *n, const std::vector<const DeclareNode *> &de
   for (auto *d : decls)
     s.vars[d->var.get()] = s.mutate(d->init);
   return s;
+}
+
+/// Whether `e` takes the values e0 + k v at lanes v = 0 .. V - 1 of `n` for one constant k
+/// (k = `step` where given): then a comparison of two such expressions is monotone across
+/// the lanes, and true at the first and last lanes means true at all.
+bool affine_in_lane(const ForNode *n, const std::vector<const DeclareNode *> &decls, std::int64_t V, const Expr &e,
+                    std::optional<std::int64_t> step = std::nullopt) {
+  const Expr first = at_lane(n, decls, 0).mutate(e);
+  std::optional<std::int64_t> k = step;
+  for (std::int64_t v = 1; v < V; ++v) {
+    auto d = difference(at_lane(n, decls, v).mutate(e), first);
+    if (!d)
+      return false;
+    if (!k)
+      k = *d;
+    if (*d != *k * v)
+      return false;
+  }
+  return true;
+}
+
+/// Whether `c` is a conjunction of comparisons of expressions affine in the lane (the bounds
+/// checks of lower-tile-ops): true at the first and last lanes means true at all.
+bool is_bounds_check(const ForNode *n, const std::vector<const DeclareNode *> &decls, std::int64_t V, const Expr &c) {
+  auto b = c->as<BinaryNode>();
+  if (!b)
+    return false;
+  if (b->op == BinaryOp::And)
+    return is_bounds_check(n, decls, V, b->a) && is_bounds_check(n, decls, V, b->b);
+  return (b->op == BinaryOp::LT || b->op == BinaryOp::GE) && affine_in_lane(n, decls, V, b->a) &&
+         affine_in_lane(n, decls, V, b->b);
+}
+
+/// Whether lane v of `n` indexes element v past lane 0's in the last dimension and the same
+/// index as lane 0 in the others.
+bool consecutive(const ForNode *n, const std::vector<const DeclareNode *> &decls, std::int64_t V,
+                 const std::vector<Expr> &idx) {
+  for (size_t d = 0; d + 1 < idx.size(); ++d)
+    if (!affine_in_lane(n, decls, V, idx[d], 0))
+      return false;
+  return !idx.empty() && affine_in_lane(n, decls, V, idx.back(), 1);
 }
 
 /// The body's leading declarations (with initial values) and its last statement, or false.
@@ -168,7 +216,7 @@ private:
         return std::nullopt;
       Expr v = a.st->value;
       if (auto s = v->as<SelectNode>()) {
-        if (!is_bounds_check(s->cond) || !(s->f->as<FloatImmNode>() || s->f->as<IntImmNode>()))
+        if (!(s->f->as<FloatImmNode>() || s->f->as<IntImmNode>()))
           return std::nullopt;
         a.conds.push_back(s->cond);
         v = s->t;
@@ -182,7 +230,7 @@ private:
       return std::nullopt;
     }
     for (auto &c : a.conds)
-      if (!is_bounds_check(c))
+      if (!is_bounds_check(n, a.decls, a.V, c))
         return std::nullopt;
     a.g = a.is_load ? a.global_load->buffer : a.st->buffer;
     const std::vector<Expr> &gidx = a.is_load ? a.global_load->indices : a.st->indices;
@@ -192,12 +240,9 @@ private:
     a.chunk = std::min<std::int64_t>(a.total, t_.max_vector_bytes);
     if (a.elem > 8 || a.total % a.chunk != 0 || (a.chunk & (a.chunk - 1)) != 0)
       return std::nullopt;
-    // Consecutive lanes are consecutive elements of the last dimension only.
-    Substituter first = at_lane(n, a.decls, 0), second = at_lane(n, a.decls, 1);
-    for (int d = 0; d + 1 < a.rank; ++d)
-      if (!equal(first.mutate(gidx[d]), second.mutate(gidx[d])))
-        return std::nullopt;
-    if (equal(first.mutate(gidx[a.rank - 1]), second.mutate(gidx[a.rank - 1])))
+    // Lane v is element v past lane 0's in the last dimension, in the same place in the others.
+    Substituter first = at_lane(n, a.decls, 0);
+    if (!consecutive(n, a.decls, a.V, gidx))
       return std::nullopt;
     for (auto &i : gidx)
       a.first_idx.push_back(first.mutate(i));
@@ -262,12 +307,8 @@ private:
     // whole: wider groups of lanes are not consecutive there).
     const Buffer &sb = a.st->buffer;
     const SharedLayout *sl = shared_layout(sb);
-    Substituter first = at_lane(n, a.decls, 0), second = at_lane(n, a.decls, 1);
-    bool contiguous = !equal(first.mutate(a.st->indices.back()), second.mutate(a.st->indices.back())) &&
-                      !(sl && sl->swizzle_bytes && a.total > 16);
-    for (int d = 0; d + 1 < sb->rank(); ++d)
-      contiguous &= equal(first.mutate(a.st->indices[d]), second.mutate(a.st->indices[d]));
-    if (!contiguous)
+    Substituter first = at_lane(n, a.decls, 0);
+    if (!consecutive(n, a.decls, a.V, a.st->indices) || (sl && sl->swizzle_bytes && a.total > 16))
       return through_lanes(n, a, off);
     std::vector<Expr> dst_first;
     for (auto &i : a.st->indices)
@@ -328,6 +369,14 @@ private:
           reads.push_back(l);
         IRVisitor::visit_Load(l);
       }
+      void visit_Binary(const BinaryNode *b) override {
+        if (b->op != BinaryOp::And && b->op != BinaryOp::Or)
+          return IRVisitor::visit_Binary(b);
+        visit(b->a);
+        ++conditional; // (evaluated only as the left side decides)
+        visit(b->b);
+        --conditional;
+      }
       void visit_Select(const SelectNode *s) override {
         visit(s->cond);
         ++conditional;
@@ -375,6 +424,8 @@ private:
         for_each_expr(i, [&](const Expr &e) {
           if (auto v = e->as<VarNode>(); v && (inner.count(v) || v == n->var.get()))
             uses = true;
+          else if (e->as<LoadNode>()) // (a buffer the loop may write)
+            uses = true;
         });
       return uses;
     };
@@ -402,14 +453,7 @@ private:
       std::vector<Expr> first_idx;
       for (auto &i : l->indices)
         first_idx.push_back(first.mutate(i));
-      bool consecutive = true;
-      for (std::int64_t v = 1; v < *V && consecutive; ++v) {
-        Substituter lane = at_lane(n, decls, v);
-        for (int d = 0; d + 1 < b->rank(); ++d)
-          consecutive &= equal(lane.mutate(l->indices[d]), first_idx[d]);
-        consecutive &= offset_from(lane.mutate(l->indices.back()), first_idx.back()) == v;
-      }
-      if (!consecutive || uses_inner(first_idx))
+      if (!consecutive(n, decls, *V, l->indices) || uses_inner(first_idx))
         continue;
       const Expr off = shared_offset(*b, sl, first_idx);
       // Chunks aligned (the buffer starts aligned: Target::shared_alignment), and with a

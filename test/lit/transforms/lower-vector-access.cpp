@@ -8,6 +8,7 @@
 // lanes, then move them. Reads of a shared tile at consecutive elements, unconditional and
 // in a loop that does not write the tile, are one vector read before the loop; a read
 // under a condition stays element by element; from a swizzled tile, one read a 16-byte unit.
+// Lanes must be consecutive (checked at every lane) and guards monotone across them.
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-print-before=lower-vector-access \
 // RUN:   -fplugin-arg-tile-print-after=lower-vector-access -fplugin-arg-tile-stop-after=lower-vector-access %s 2>&1 \
 // RUN:   | FileCheck %s
@@ -146,4 +147,76 @@ namespace T = tile;
   T::copy(X.at(bx * 8, 0), s);
   T::copy(s, f);
   T::copy(f, Y.at(bx * 8, 0));
+}
+
+// What stays element by element (found by review): lanes that are not consecutive in the
+// tensor (every second column; a reversed row) or in a shared tile filled asynchronously;
+// guards that are not monotone across the lanes (j % 3 < 2); a shared read on the right of
+// && (it happens only when the left side holds).
+// CHECK-LABEL: IR after lower-vector-access
+// CHECK-LABEL: kernel not_consecutive(
+// CHECK-NOT: vector_move(vec_lanes{{.*}}, X +
+// CHECK: f[{{.*}}] = X[bx * 4 + i, 2 * j]
+// CHECK-NOT: vector_move(vec_lanes{{.*}}, X +
+// CHECK: g[{{.*}}] = X[bx * 4 + i_1, 63 - j_1]
+// CHECK-NOT: vector_move(vec_lanes{{.*}}, X +
+// CHECK: vector_move(Y +
+[[tile::kernel]] void not_consecutive(T::tensor<const float, 2> X, T::tensor<float, 2> Y) {
+  auto [bx] = T::grid(T::ceildiv(X.size(0), 4), T::threads(32));
+  T::fragment<float, 4, 64> f, g;
+  for (auto [i, j] : T::parallel(4, 64))
+    f(i, j) = X(bx * 4 + i, 2 * j);
+  for (auto [i, j] : T::parallel(4, 64))
+    g(i, j) = X(bx * 4 + i, 63 - j);
+  for (auto [i, j] : T::parallel(4, 64))
+    f(i, j) = f(i, j) + g(i, j);
+  T::copy(f, Y.at(bx * 4, 0));
+}
+
+// CHECK-LABEL: IR after lower-vector-access
+// CHECK-LABEL: kernel spread_async(
+// CHECK-NOT: async_vector_move
+// CHECK: s[stage % 2, i{{.*}}, 2 * j{{.*}}] = vec_lanes[v
+// CHECK-NOT: async_vector_move
+// CHECK-LABEL: IR after lower-vector-access
+[[tile::kernel]] void spread_async(T::tensor<const T::bf16, 2> A, T::tensor<float, 2> C) {
+  auto [bx] = T::grid(T::ceildiv(A.size(0), 16), T::threads(64));
+  T::shared<T::bf16, 16, 128> s;
+  T::fragment<float, 16, 64> f;
+  T::clear(f);
+  for (int k : T::pipelined(T::ceildiv(A.size(1), 64), T::stages(2))) {
+    for (auto [i, j] : T::parallel(16, 64))
+      s(i, 2 * j) = A(bx * 16 + i, k * 64 + j);
+    for (auto [i, j] : T::parallel(16, 64))
+      f(i, j) = f(i, j) + float(s(i, 2 * j));
+  }
+  T::copy(f, C.at(bx * 16, 0));
+}
+
+// CHECK-LABEL: kernel every_third(
+// CHECK-NOT: vector_
+// CHECK-LABEL: IR after lower-vector-access
+[[tile::kernel]] void every_third(T::tensor<const float, 2> X, T::tensor<float, 2> Y) {
+  auto [bx] = T::grid(T::ceildiv(X.size(0), 4), T::threads(32));
+  T::fragment<float, 4, 64> f;
+  for (auto [i, j] : T::parallel(4, 64))
+    f(i, j) = j % 3 < 2 ? X(bx * 4 + i, j) : 0.0f;
+  for (auto [i, j] : T::parallel(4, 64))
+    if (j % 3 < 2)
+      Y(bx * 4 + i, j) = f(i, j);
+}
+
+// CHECK-LABEL: kernel short_circuit(
+// CHECK-NOT: ws_lanes
+// CHECK: select(c < 4 && ws[c, j{{.*}}] > 0.0f
+[[tile::kernel]] void short_circuit(T::tensor<const float, 2> W, T::tensor<const float, 2> X, T::tensor<float, 2> Y,
+                                    int c) {
+  auto [bx] = T::grid(T::ceildiv(X.size(0), 4), T::threads(32));
+  T::shared<float, 4, 64> ws;
+  T::fragment<float, 4, 64> f;
+  T::copy(W.at(0, 0), ws);
+  T::copy(X.at(bx * 4, 0), f);
+  for (auto [i, j] : T::parallel(4, 64))
+    f(i, j) = (c < 4 && ws(c, j) > 0.0f) ? f(i, j) : 0.0f;
+  T::copy(f, Y.at(bx * 4, 0));
 }
