@@ -17,6 +17,7 @@
 #include "transforms/InjectPipeline.h"
 #include "transforms/InsertSync.h"
 #include "transforms/PlanSharedMemory.h"
+#include "transforms/LowerThreadLoops.h"
 #include "transforms/LowerVectorAccess.h"
 #include "transforms/LowerFragments.h"
 #include "transforms/LowerGemm.h"
@@ -28,7 +29,8 @@ const std::vector<std::string> &pass_names(const std::string &target) {
   static const std::vector<std::string> cpu = {"frontend", "lower-tile-ops", "codegen"};
   static const std::vector<std::string> cuda = {"frontend",        "infer-layout", "lower-tile-ops", "lower-gemm",
                                                 "lower-fragments", "bind-threads", "inject-pipeline", "insert-sync",
-                                                "plan-shared-memory", "lower-vector-access", "codegen"};
+                                                "plan-shared-memory", "lower-thread-loops", "lower-vector-access",
+                                                "codegen"};
   return target == "cuda" ? cuda : cpu;
 }
 
@@ -239,6 +241,7 @@ void run_cuda(std::vector<ir::Kernel> kernels, const std::string &unit, const Op
       !passes.run("insert-sync", kernels, transforms::insert_sync) ||
       !passes.run("plan-shared-memory", kernels,
                   [&](const ir::Kernel &k) { return transforms::plan_shared_memory(k, target); }) ||
+      !passes.run("lower-thread-loops", kernels, transforms::lower_thread_loops) ||
       !passes.run("lower-vector-access", kernels,
                   [&](const ir::Kernel &k) { return transforms::lower_vector_access(k, target); })) {
     if (opts.remarks && result.ok())

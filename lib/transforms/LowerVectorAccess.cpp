@@ -176,14 +176,34 @@ private:
     auto it = k_.shared_layouts.find(b.get());
     return it == k_.shared_layouts.end() ? nullptr : &it->second;
   }
-  /// The offset of a tensor's element: stride-based, in i64 of narrow indices; with
-  /// `unit_last`, the last stride taken as 1 (where a test has shown it is).
+  /// The terms of a sum or difference of narrow indices, each with its sign.
+  static void signed_terms(const Expr &e, bool negative, std::vector<std::pair<Expr, bool>> &out) {
+    if (auto b = e->as<BinaryNode>(); b && (b->op == BinaryOp::Add || b->op == BinaryOp::Sub)) {
+      signed_terms(b->a, negative, out);
+      signed_terms(b->b, b->op == BinaryOp::Sub ? !negative : negative, out);
+      return;
+    }
+    out.push_back({e, negative});
+  }
+  /// The offset of a tensor's element: stride-based, in i64 of narrow indices, each index's
+  /// terms multiplied by the stride apart (a narrow index does not overflow, so neither do
+  /// its terms), so that the device compiler sees the parts that are the same in every
+  /// thread, or in every iteration of a loop, as parts of their own (attention's K and V
+  /// copies: a pointer advanced by a uniform stride instead of each address computed
+  /// afresh); with `unit_last`, the last stride taken as 1 (where a test has shown it is).
   static Expr tensor_offset(const Buffer &g, const std::vector<Expr> &idx, bool unit_last) {
     const int r = g->rank();
-    Expr off = unit_last ? cast(ScalarType::I64, idx[r - 1]) : nullptr;
-    for (int d = unit_last ? r - 2 : 0; unit_last ? d >= 0 : d < r; unit_last ? --d : ++d) {
-      Expr term = mul(cast(ScalarType::I64, idx[d]), g->strides[d]);
-      off = !off ? term : unit_last ? add(term, off) : add(off, term);
+    Expr off;
+    for (int d = 0; d < r; ++d) {
+      std::vector<std::pair<Expr, bool>> terms;
+      signed_terms(idx[d], false, terms);
+      for (auto &[x, negative] : terms) {
+        Expr term = cast(ScalarType::I64, x);
+        if (!(unit_last && d == r - 1))
+          term = mul(term, g->strides[d]);
+        off = !off ? (negative ? unary(UnaryOp::Neg, term) : term)
+                   : binary(negative ? BinaryOp::Sub : BinaryOp::Add, off, term);
+      }
     }
     return off ? off : int_imm(0, ScalarType::I64);
   }

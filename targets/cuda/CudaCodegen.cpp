@@ -21,8 +21,12 @@ using targets::P_Primary;
 
 namespace {
 
-/// Threads loops of at most this many iterations per thread are unrolled.
-constexpr std::int64_t max_unrolled_thread_trips = 8;
+/// Whether `s` reads variable `v`.
+bool reads_var(const Stmt &s, const VarNode *v) {
+  bool found = false;
+  for_each_node(s, [&](const Expr &e) { found |= e->as<VarNode>() == v; }, nullptr);
+  return found;
+}
 
 class KernelEmitter final : public targets::CEmitter {
 public:
@@ -160,43 +164,26 @@ private:
   void emit_for(const ForNode *n) override {
     if (n->for_kind == ForKind::Slots) { // per-thread work, unrolled
       ++threads_depth_;
-      CEmitter::emit_for(n);
+      if (is_const_int(n->extent, 1)) { // one trip: a block
+        line("{");
+        ++indent_;
+        if (reads_var(n->body, n->var.get()))
+          line("const " + type_name(n->var->type) + " " + var(n->var) + " = " + expr(n->begin) + ";");
+        --indent_;
+        block(n->body);
+        line("}");
+      } else {
+        CEmitter::emit_for(n);
+      }
       --threads_depth_;
       return;
     }
     if (n->for_kind != ForKind::Threads)
       return CEmitter::emit_for(n);
+    // A thread's iterations with the threads' stride (lower-thread-loops made the loops of
+    // constant extent and few trips a thread into Slots loops).
     const std::string v = var(n->var), t = type_name(n->var->type);
     const std::string T = std::to_string(k_.threads);
-    // A constant extent: each thread's iterations counted at compile time and unrolled
-    // (few of them), so that their addresses are affine in one counter.
-    if (auto e = as_const_int(n->extent); e && is_const_int(n->begin, 0) && *e > 0) {
-      const std::int64_t trips = (*e + k_.threads - 1) / k_.threads;
-      if (trips <= max_unrolled_thread_trips) {
-        const std::string r = trips > 1 ? names_.fresh(v + "_r") : "";
-        if (trips > 1) {
-          line("#pragma unroll");
-          line("for (int32_t " + r + " = 0; " + r + " < " + std::to_string(trips) + "; ++" + r + ") {");
-        } else {
-          line("{");
-        }
-        const bool ragged = *e % k_.threads != 0;
-        ++indent_;
-        line("const " + t + " " + v + " = (" + t + ")threadIdx.x" + (trips > 1 ? " + " + r + " * " + T : "") + ";");
-        if (ragged)
-          line("if (" + v + " < " + std::to_string(*e) + ") {");
-        indent_ += ragged ? 0 : -1; // block() indents the body one level more
-        ++threads_depth_;
-        block(n->body);
-        --threads_depth_;
-        if (ragged) {
-          line("}");
-          --indent_;
-        }
-        line("}");
-        return;
-      }
-    }
     const std::string start =
         is_const_int(n->begin, 0) ? "(int32_t)threadIdx.x" : expr(n->begin, targets::P_Add) + " + (int32_t)threadIdx.x";
     line("for (" + t + " " + v + " = " + start + "; " + v +

@@ -31,7 +31,7 @@ namespace T = tile;
 // CHECK-NEXT: for rs in slots(0, 1) {
 // CHECK-NEXT: for cs in unroll(0, 1) {
 // CHECK-NEXT: local vec_lanes: bf16[8]
-// CHECK-NEXT: vector_move(vec_lanes, X + i64(bx * 4 + (rs * 4 + tid / 8)) * X.stride(0) + i64(cs * 64 + tid % 8 * 8), 16 bytes in 16)
+// CHECK-NEXT: vector_move(vec_lanes, X + i64(bx * 4) * X.stride(0) + i64(rs * 4) * X.stride(0) + i64(tid / 8) * X.stride(0) + i64(cs * 64) + i64(tid % 8 * 8), 16 bytes in 16)
 // CHECK-NEXT: for v in unroll(0, 8) {
 // CHECK: f[(rs + cs) * 8 + v] = f32(vec_lanes[v])
 // CHECK: } else {
@@ -49,13 +49,13 @@ namespace T = tile;
 // CHECK: local vec_lanes.2: bf16[8]
 // CHECK-NEXT: for v.2 in unroll(0, 8) {
 // CHECK: vec_lanes.2[v.2] = bf16(f[(rs.2 + cs.2) * 8 + v.2])
-// CHECK: vector_move(Y + i64(bx * 4 + (rs.2 * 4 + tid / 8)) * Y.stride(0) + i64(cs.2 * 64 + tid % 8 * 8), vec_lanes.2, 16 bytes in 16)
+// CHECK: vector_move(Y + i64(bx * 4) * Y.stride(0) + i64(rs.2 * 4) * Y.stride(0) + i64(tid / 8) * Y.stride(0) + i64(cs.2 * 64) + i64(tid % 8 * 8), vec_lanes.2, 16 bytes in 16)
 // CUDA-LABEL: // rows (
 // CUDA: const bool X_vec16 = reinterpret_cast<uintptr_t>(X_arg.data) % 16 == 0 && X_arg.strides[1] == 1 && X_arg.strides[0] % 8 == 0;
 // CUDA-NEXT: const bool Y_vec16 = reinterpret_cast<uintptr_t>(Y_arg.data) % 16 == 0 && Y_arg.strides[1] == 1 && Y_arg.strides[0] % 8 == 0;
 // CUDA: if (X_vec16) {
 // CUDA: alignas(16) tile_cuda::bf16 vec_lanes[8];
-// CUDA-NEXT: reinterpret_cast<tile_cuda::bytes<16> *>(vec_lanes)[0] = reinterpret_cast<const tile_cuda::bytes<16> *>(X + ((int64_t)(bx * 4 + (rs * 4 + tid / 8)) * X_stride0 + (int64_t)(cs * 64 + tid % 8 * 8)))[0];
+// CUDA-NEXT: reinterpret_cast<tile_cuda::bytes<16> *>(vec_lanes)[0] = reinterpret_cast<const tile_cuda::bytes<16> *>(X + ((int64_t)(bx * 4) * X_stride0 + (int64_t)(rs * 4) * X_stride0 + (int64_t)(tid / 8) * X_stride0 + (int64_t)(cs * 64) + (int64_t)(tid % 8 * 8)))[0];
 [[tile::kernel]] void rows(T::tensor<const T::bf16, 2> X, T::tensor<T::bf16, 2> Y) {
   auto [bx] = T::grid(T::ceildiv(X.size(0), 4), T::threads(32));
   T::fragment<float, 4, 64> f;
@@ -67,17 +67,17 @@ namespace T = tile;
 // CHECK-LABEL: IR after lower-vector-access
 // CHECK-LABEL: kernel shifted(
 // CHECK-NOT: vector_ok(X
-// CHECK: if (X.stride(1) == i64(1) && aligned(X + i64(bx * 4 + (rs * 4 + tid / 8)) * X.stride(0) + i64(3 + (cs * 64 + tid % 8 * 8)) * X.stride(1), 16)) {
+// CHECK: if (X.stride(1) == i64(1) && aligned(X + i64(bx * 4) * X.stride(0) + i64(rs * 4) * X.stride(0) + i64(tid / 8) * X.stride(0) + i64(3) * X.stride(1) + i64(cs * 64) * X.stride(1) + i64(tid % 8 * 8) * X.stride(1), 16)) {
 // CHECK-NEXT: local vec_lanes: f32[8]
-// CHECK-NEXT: vector_move(vec_lanes, X + i64(bx * 4 + (rs * 4 + tid / 8)) * X.stride(0) + i64(3 + (cs * 64 + tid % 8 * 8)) * X.stride(1), 32 bytes in 16)
+// CHECK-NEXT: vector_move(vec_lanes, X + i64(bx * 4) * X.stride(0) + i64(rs * 4) * X.stride(0) + i64(tid / 8) * X.stride(0) + i64(3) * X.stride(1) + i64(cs * 64) * X.stride(1) + i64(tid % 8 * 8) * X.stride(1), 32 bytes in 16)
 // CHECK: } else {
 // CHECK-NEXT: for v in vectorized(0, 8) {
 // CUDA-LABEL: // shifted (
 // CUDA-NOT: X_vec
-// CUDA: if (X_stride1 == 1l && reinterpret_cast<uintptr_t>(X + ((int64_t)(bx * 4 + (rs * 4 + tid / 8)) * X_stride0 + (int64_t)(3 + (cs * 64 + tid % 8 * 8)) * X_stride1)) % 16 == 0) {
+// CUDA: if (X_stride1 == 1l && reinterpret_cast<uintptr_t>(X + ((int64_t)(bx * 4) * X_stride0 + (int64_t)(rs * 4) * X_stride0 + (int64_t)(tid / 8) * X_stride0 + 3l * X_stride1 + (int64_t)(cs * 64) * X_stride1 + (int64_t)(tid % 8 * 8) * X_stride1)) % 16 == 0) {
 // CUDA-NEXT: alignas(16) float vec_lanes[8];
-// CUDA-NEXT: reinterpret_cast<tile_cuda::bytes<16> *>(vec_lanes)[0] = reinterpret_cast<const tile_cuda::bytes<16> *>(X + ((int64_t)(bx * 4 + (rs * 4 + tid / 8)) * X_stride0 + (int64_t)(3 + (cs * 64 + tid % 8 * 8)) * X_stride1))[0];
-// CUDA-NEXT: reinterpret_cast<tile_cuda::bytes<16> *>(vec_lanes)[1] = reinterpret_cast<const tile_cuda::bytes<16> *>(X + ((int64_t)(bx * 4 + (rs * 4 + tid / 8)) * X_stride0 + (int64_t)(3 + (cs * 64 + tid % 8 * 8)) * X_stride1))[1];
+// CUDA-NEXT: reinterpret_cast<tile_cuda::bytes<16> *>(vec_lanes)[0] = reinterpret_cast<const tile_cuda::bytes<16> *>(X + ((int64_t)(bx * 4) * X_stride0 + (int64_t)(rs * 4) * X_stride0 + (int64_t)(tid / 8) * X_stride0 + 3l * X_stride1 + (int64_t)(cs * 64) * X_stride1 + (int64_t)(tid % 8 * 8) * X_stride1))[0];
+// CUDA-NEXT: reinterpret_cast<tile_cuda::bytes<16> *>(vec_lanes)[1] = reinterpret_cast<const tile_cuda::bytes<16> *>(X + ((int64_t)(bx * 4) * X_stride0 + (int64_t)(rs * 4) * X_stride0 + (int64_t)(tid / 8) * X_stride0 + 3l * X_stride1 + (int64_t)(cs * 64) * X_stride1 + (int64_t)(tid % 8 * 8) * X_stride1))[1];
 [[tile::kernel]] void shifted(T::tensor<const float, 2> X, T::tensor<float, 2> Y) {
   auto [bx] = T::grid(T::ceildiv(X.size(0), 4), T::threads(32));
   T::fragment<float, 4, 64> f;
@@ -120,10 +120,10 @@ namespace T = tile;
 // CHECK: if (vector_ok(Y, 16)) {
 // CHECK: local vec_lanes.2: bf16[8]
 // CHECK-NEXT: local s_lanes: bf16[8]
-// CHECK-NEXT: vector_move(s_lanes, s + t.3 / 8 * 64 + t.3 % 8 * 8, 16 bytes in 16)
+// CHECK-NEXT: vector_move(s_lanes, s + tid / 8 * 64 + tid % 8 * 8, 16 bytes in 16)
 // CHECK-NEXT: for v.2 in unroll(0, 8) {
 // CHECK: vec_lanes.2[v.2] = s_lanes[v.2]
-// CHECK: vector_move(Y + i64(bx * 4 + t.3 / 8) * Y.stride(0) + i64(t.3 % 8 * 8), vec_lanes.2, 16 bytes in 16)
+// CHECK: vector_move(Y + i64(bx * 4) * Y.stride(0) + i64(tid / 8) * Y.stride(0) + i64(tid % 8 * 8), vec_lanes.2, 16 bytes in 16)
 [[tile::kernel]] void copy_out(T::tensor<const T::bf16, 2> X, T::tensor<T::bf16, 2> Y) {
   auto [bx] = T::grid(T::ceildiv(X.size(0), 4), T::threads(32));
   T::shared<T::bf16, 4, 64> s;

@@ -10,13 +10,13 @@ namespace T = tile;
 
 // CHECK-LABEL: kernel same_type(
 // CHECK: async {
-// CHECK: async_vector_move(xs + stage % 2 * 1024 + (t / 8 * 64 + t % 8 * 8), X + i64(bx * 16 + t / 8) * X.stride(0) + i64(stage * 64 + t % 8 * 8), 16 bytes in 16)
+// CHECK: async_vector_move(xs + stage % 2 * 1024 + (tid / 8 * 64 + tid % 8 * 8), X + i64(bx * 16) * X.stride(0) + i64(tid / 8) * X.stride(0) + i64(stage * 64) + i64(tid % 8 * 8), 16 bytes in 16)
 // CHECK-LABEL: kernel converting(
 // CHECK-NOT: async_vector_move
 // CHECK: vector_move(vec_lanes, X + 
 // CHECK-NOT: async_vector_move
 // CHECK-LABEL: // same_type (
-// CHECK: tile_cuda::cp_async<16>(reinterpret_cast<char *>(xs + (stage % 2 * 1024 + (t / 8 * 64 + t % 8 * 8))) + 0, reinterpret_cast<const char *>(X + ((int64_t)(bx * 16 + t / 8) * X_stride0 + (int64_t)(stage * 64 + t % 8 * 8))) + 0);
+// CHECK: tile_cuda::cp_async<16>(reinterpret_cast<char *>(xs + (stage % 2 * 1024 + (tid / 8 * 64 + tid % 8 * 8))) + 0, reinterpret_cast<const char *>(X + ((int64_t)(bx * 16) * X_stride0 + (int64_t)(tid / 8) * X_stride0 + (int64_t)(stage * 64) + (int64_t)(tid % 8 * 8))) + 0);
 // CHECK-LABEL: // converting (
 // CHECK-NOT: cp_async<
 // CHECK: xs[{{.*}}] = tile_cuda::cvt<float>(X[

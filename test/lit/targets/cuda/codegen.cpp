@@ -49,25 +49,24 @@ namespace T = tile;
   // CHECK-NEXT: if ((int64_t)(bx * 8) + 8l <= X_size0 && 16l <= X_size1) {
   // (lower-vector-access decides; the codegen prints its flags, moves and lane arrays.)
   // CHECK-NEXT: if (X_vec4) {
+  // (lower-thread-loops: the thread's one iteration as a block, the index as tid.)
   // CHECK-NEXT: {
-  // CHECK-NEXT: const int32_t t = (int32_t)threadIdx.x;
   // CHECK-NEXT: alignas(4) tile_cuda::bf16 vec_lanes[2];
-  // CHECK-NEXT: reinterpret_cast<tile_cuda::bytes<4> *>(vec_lanes)[0] = reinterpret_cast<const tile_cuda::bytes<4> *>(X + ((int64_t)(bx * 8 + t / 8) * X_stride0 + (int64_t)(t % 8 * 2)))[0];
+  // CHECK-NEXT: reinterpret_cast<tile_cuda::bytes<4> *>(vec_lanes)[0] = reinterpret_cast<const tile_cuda::bytes<4> *>(X + ((int64_t)(bx * 8) * X_stride0 + (int64_t)(tid / 8) * X_stride0 + (int64_t)(tid % 8 * 2)))[0];
   // CHECK: s[i * 16 + j] = vec_lanes[v];
   // CHECK: } else {
   // CHECK: s[i * 16 + j] = X[(int64_t)(bx * 8 + i) * X_stride0 + (int64_t)j * X_stride1];
   // CHECK: } else {
   // CHECK-NEXT: {
-  // CHECK-NEXT: const int32_t t_1 = (int32_t)threadIdx.x;
-  // CHECK: if (X_vec4 && ((int64_t)(bx * 8 + t_1 / 8) < X_size0 && (int64_t)(t_1 % 8 * 2) < X_size1) && ((int64_t)(bx * 8 + t_1 / 8) < X_size0 && (int64_t)(t_1 % 8 * 2 + 1) < X_size1)) {
+  // CHECK-NEXT: if (X_vec4 && ((int64_t)(bx * 8 + tid / 8) < X_size0 && (int64_t)(tid % 8 * 2) < X_size1) && ((int64_t)(bx * 8 + tid / 8) < X_size0 && (int64_t)(tid % 8 * 2 + 1) < X_size1)) {
   // CHECK: } else {
   // CHECK: s[i_1 * 16 + j_1] = ((int64_t)(bx * 8 + i_1) < X_size0 && (int64_t)j_1 < X_size1 ? X[(int64_t)(bx * 8 + i_1) * X_stride0 + (int64_t)j_1 * X_stride1] : (tile_cuda::bf16)0.0f);
   T::copy(X.at(bx * 8, 0), s);
   // A barrier, then each thread's two elements, in unrolled loops over its slots, read from
   // shared memory as one 4-byte vector first.
   // CHECK: __syncthreads();
-  // CHECK-NEXT: #pragma unroll
-  // CHECK-NEXT: for (int32_t rs = 0; rs < 1; ++rs) {
+  // CHECK-NEXT: {
+  // CHECK-NEXT: const int32_t rs = 0;
   // CHECK: alignas(4) tile_cuda::bf16 s_lanes[2];
   // CHECK-NEXT: reinterpret_cast<tile_cuda::bytes<4> *>(s_lanes)[0] = reinterpret_cast<const tile_cuda::bytes<4> *>(s + ((rs * 8 + tid / 8) * 16 + (cs * 16 + tid % 8 * 2)))[0];
   // CHECK: for (int32_t v_2 = 0; v_2 < 2; ++v_2) {
@@ -88,7 +87,9 @@ namespace T = tile;
   // CHECK: if ((int64_t)(bx * 8) + 8l <= Y_size0 && 16l <= Y_size1) {
   // CHECK-NEXT: if (Y_vec4) {
   // CHECK: vec_lanes_2[v_3] = tile_cuda::cvt<tile_cuda::bf16>(f[(rs_1 + cs_1) * 2 + v_3]);
-  // CHECK: reinterpret_cast<tile_cuda::bytes<4> *>(Y + ((int64_t)(bx * 8 + (rs_1 * 8 + tid / 8)) * Y_stride0 + (int64_t)(cs_1 * 16 + tid % 8 * 2)))[0] = reinterpret_cast<const tile_cuda::bytes<4> *>(vec_lanes_2)[0];
+  // (The vector's offset: each term of each index times its stride, so that nvcc keeps the
+  // parts that are the same in every thread or iteration apart.)
+  // CHECK: reinterpret_cast<tile_cuda::bytes<4> *>(Y + ((int64_t)(bx * 8) * Y_stride0 + (int64_t)(rs_1 * 8) * Y_stride0 + (int64_t)(tid / 8) * Y_stride0 + (int64_t)(cs_1 * 16) + (int64_t)(tid % 8 * 2)))[0] = reinterpret_cast<const tile_cuda::bytes<4> *>(vec_lanes_2)[0];
   // CHECK: } else {
   // CHECK: Y[(int64_t)(bx * 8 + i_3) * Y_stride0 + (int64_t)j_3 * Y_stride1] = tile_cuda::cvt<tile_cuda::bf16>(f[(rs_1 + cs_1) * 2 + v_3]);
   // CHECK: } else {
@@ -107,7 +108,7 @@ namespace T = tile;
 // CHECK: if ((int64_t)(bx * 4) + 4l <= X_size0 && 64l <= X_size1) {
 // CHECK-NEXT: if (X_vec16) {
 // CHECK: alignas(16) tile_cuda::bf16 vec_lanes[8];
-// CHECK-NEXT: reinterpret_cast<tile_cuda::bytes<16> *>(vec_lanes)[0] = reinterpret_cast<const tile_cuda::bytes<16> *>(X + ((int64_t)(bx * 4 + (rs * 4 + tid / 8)) * X_stride0 + (int64_t)(cs * 64 + tid % 8 * 8)))[0];
+// CHECK-NEXT: reinterpret_cast<tile_cuda::bytes<16> *>(vec_lanes)[0] = reinterpret_cast<const tile_cuda::bytes<16> *>(X + ((int64_t)(bx * 4) * X_stride0 + (int64_t)(rs * 4) * X_stride0 + (int64_t)(tid / 8) * X_stride0 + (int64_t)(cs * 64) + (int64_t)(tid % 8 * 8)))[0];
 // CHECK: } else {
 // CHECK-NOT: vec_lanes
 // CHECK: f[(rs + cs) * 8 + v] = tile_cuda::cvt<float>(X[(int64_t)(bx * 4 + i) * X_stride0 + (int64_t)j * X_stride1]);

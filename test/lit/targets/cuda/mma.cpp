@@ -23,7 +23,7 @@ namespace T = tile;
 // (vh) of two adjacent columns (vl) per atom, the pair as one 8-byte store (f32) where C
 // allows it.
 // CHECK: if (C_vec8) {
-// CHECK: reinterpret_cast<tile_cuda::bytes<8> *>(C + ((int64_t)(by * 128 + (tid % 64 / 32 * 64 + rs_{{[0-9]+}} * 16 + vh_{{[0-9]+}} * 8 + tid % 32 / 4)) * C_stride0 + (int64_t)(bx * 128 + (tid / 64 * 64 + cs_{{[0-9]+}} * 8 + tid % 4 * 2))))[0] = reinterpret_cast<const tile_cuda::bytes<8> *>(vec_lanes{{[_0-9]*}})[0];
+// CHECK: reinterpret_cast<tile_cuda::bytes<8> *>(C + ((int64_t)(by * 128) * C_stride0 + (int64_t)(tid % 64 / 32 * 64) * C_stride0 + (int64_t)(rs_{{[0-9]+}} * 16) * C_stride0 + (int64_t)(vh_{{[0-9]+}} * 8) * C_stride0 + (int64_t)(tid % 32 / 4) * C_stride0 + (int64_t)(bx * 128) + (int64_t)(tid / 64 * 64) + (int64_t)(cs_{{[0-9]+}} * 8) + (int64_t)(tid % 4 * 2)))[0] = reinterpret_cast<const tile_cuda::bytes<8> *>(vec_lanes{{[_0-9]*}})[0];
 [[tile::kernel]] void mm(T::tensor<const T::bf16, 2> A, T::tensor<const T::bf16, 2> B, T::tensor<float, 2> C) {
   auto [bx, by] = T::grid(T::ceildiv(C.size(1), 128), T::ceildiv(C.size(0), 128));
   T::shared<T::bf16, 128, 32> As;

@@ -26,7 +26,7 @@ namespace T = tile;
 // CHECK-LABEL: source after codegen
 // The copy into As: chunk (column / 8) moved by the row modulo 8, whole 16-byte chunks
 // by cp.async with no alignment test.
-// CHECK: tile_cuda::cp_async<16>(reinterpret_cast<char *>(As + (stage % 2 * 4096 + (t / 8 * 64 + ((t % 8 * 8 / 8 ^ t / 8 % 8) * 8 + t % 8 * 8 % 8)))) + 0,
+// CHECK: tile_cuda::cp_async<16>(reinterpret_cast<char *>(As + (stage % 2 * 4096 + ((tid / 8 + t_r * 16) * 64 + ((tid % 8 * 8 / 8 ^ (tid / 8 + t_r * 16) % 8) * 8 + tid % 8 * 8 % 8)))) + 0,
 // The gemm's operands: As swizzled within 128 bytes, Bs dense (row_major: not padded).
 // CHECK: tile_cuda::mma_gemm<64, 64, 64, 2, 2, false, false, false, 128, 0>(&As[it % 2 * 4096], 64, &Bs[it % 2 * 4096], 64, acc);
 // PTX: ldmatrix.sync.aligned.m8n8.x4.shared.b16
