@@ -328,8 +328,9 @@ struct StoreNode : StmtNode {
 /// element-wise over a tile (the frontend's `tile::parallel`). Threads loops are parallel
 /// loops bound to the block's threads: thread t runs the iterations begin + t, begin + t +
 /// threads, ... (made by bind-threads on GPU targets). Slots loops are unrolled loops over
-/// a thread's share of a register layout (made by lower-fragments): the same trip count in
-/// every thread, but a body that depends on the thread, so no barrier goes inside either.
+/// a thread's share of a register layout (made by lower-fragments) or of a Threads loop of
+/// constant extent (lower-thread-loops): the same trip count in every thread, but a body
+/// that depends on the thread, so no barrier goes inside either.
 /// Vectorized loops are unrolled loops over the lanes of a vector of consecutive elements
 /// (made by lower-fragments): a target may run one as a single vector access where, at run
 /// time, the elements are contiguous, aligned and all inside the tensor.
