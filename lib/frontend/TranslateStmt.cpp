@@ -41,22 +41,23 @@ std::optional<ir::BinaryOp> compound_op(BinaryOperatorKind k) {
   }
 }
 
-/// Whether `body` assigns to `var` (a loop whose variable changes in its body has no trip
-/// count the compiler can rely on).
-bool assigns_to(const Stmt *body, const VarDecl *var) {
+/// The first assignment (=, op=, ++, --) to `var` in `body`, or null (a loop whose variable
+/// changes in its body has no trip count the compiler can rely on).
+const Expr *assignment_to(const Stmt *body, const ValueDecl *var) {
   if (!body)
-    return false;
+    return nullptr;
   if (auto *bo = dyn_cast<BinaryOperator>(body); bo && bo->isAssignmentOp())
     if (auto *d = dyn_cast<DeclRefExpr>(bo->getLHS()->IgnoreParenImpCasts()); d && d->getDecl() == var)
-      return true;
+      return bo;
   if (auto *uo = dyn_cast<UnaryOperator>(body); uo && uo->isIncrementDecrementOp())
     if (auto *d = dyn_cast<DeclRefExpr>(uo->getSubExpr()->IgnoreParenImpCasts()); d && d->getDecl() == var)
-      return true;
+      return uo;
   for (const Stmt *c : body->children())
-    if (assigns_to(c, var))
-      return true;
-  return false;
+    if (const Expr *a = assignment_to(c, var))
+      return a;
+  return nullptr;
 }
+bool assigns_to(const Stmt *body, const ValueDecl *var) { return assignment_to(body, var) != nullptr; }
 
 } // namespace
 
@@ -282,6 +283,14 @@ void Translator::stmt(const Stmt *s) {
         vars.push_back(b);
     else
       vars.push_back(lv);
+    // The loop owns its indices: the passes rely on their ranges and on each thread's
+    // iterations (a copy that C++ would let the body change would change neither).
+    for (const ValueDecl *v : vars)
+      if (const Expr *a = assignment_to(fr->getBody(), v)) {
+        error(a->getExprLoc(), "the index '" + v->getNameAsString() + "' of " + name + " cannot be modified",
+              "the loop sets it; copy it into a variable of your own first: int j = " + v->getNameAsString() + ";");
+        return;
+      }
 
     if (name == "tile::parallel") {
       std::vector<std::int64_t> extents;

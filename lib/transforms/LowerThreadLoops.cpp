@@ -19,6 +19,16 @@ void add_terms(const Expr &e, std::vector<Expr> &out) {
   out.push_back(e);
 }
 
+/// Whether `s` assigns variable `v` (its range is then not the loop's).
+bool assigns(const Stmt &s, const VarNode *v) {
+  bool found = false;
+  for_each_node(s, nullptr, [&](const Stmt &x) {
+    if (auto a = x->as<AssignNode>())
+      found |= a->var.get() == v;
+  });
+  return found;
+}
+
 /// Splits divisions and remainders by positive constants where the dividend is a sum of
 /// non-negative multiples of the divisor and a non-negative rest (see the header).
 class SplitDivisions : public IRMutator {
@@ -74,7 +84,7 @@ protected:
 
   Stmt mutate_For(const Stmt &self, const ForNode *n) override {
     auto begin = as_const_int(n->begin), extent = as_const_int(n->extent), step = as_const_int(n->step);
-    if (!begin || !extent || !step || *extent <= 0 || *step <= 0)
+    if (!begin || !extent || !step || *extent <= 0 || *step <= 0 || assigns(n->body, n->var.get()))
       return IRMutator::mutate_For(self, n);
     ranges[n->var.get()] = {*begin, *begin + (*extent - 1) * *step};
     Stmt s = IRMutator::mutate_For(self, n);

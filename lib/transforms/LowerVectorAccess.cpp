@@ -176,9 +176,11 @@ private:
     auto it = k_.shared_layouts.find(b.get());
     return it == k_.shared_layouts.end() ? nullptr : &it->second;
   }
-  /// The terms of a sum or difference of narrow indices, each with its sign.
+  /// The terms of a sum or difference of narrow signed indices, each with its sign (an
+  /// unsigned sum stays whole: it wraps, and its terms widened apart would not).
   static void signed_terms(const Expr &e, bool negative, std::vector<std::pair<Expr, bool>> &out) {
-    if (auto b = e->as<BinaryNode>(); b && (b->op == BinaryOp::Add || b->op == BinaryOp::Sub)) {
+    if (auto b = e->as<BinaryNode>();
+        b && (b->op == BinaryOp::Add || b->op == BinaryOp::Sub) && is_signed(b->type) && bits(b->type) <= 32) {
       signed_terms(b->a, negative, out);
       signed_terms(b->b, b->op == BinaryOp::Sub ? !negative : negative, out);
       return;

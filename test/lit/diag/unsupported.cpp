@@ -193,6 +193,48 @@ end:;
     i += 2;
 }
 
+// The indices of tile loops belong to the loop (C++ would let the body change its copy;
+// the passes rely on the index's range and on which thread runs which iterations).
+[[tile::kernel]] void k_parallel_var(T::tensor<float, 1> x) {
+  auto [bx] = T::grid(1);
+  T::shared<float, 64> s;
+  for (int i : T::parallel(64)) {
+    s(i) = 1.0f;
+    i = i + 1; // expected-error {{the index 'i' of tile::parallel cannot be modified}} expected-note {{copy it into a variable of your own first: int j = i;}}
+  }
+  T::copy(s, x.at(0));
+}
+
+[[tile::kernel]] void k_parallel_binding(T::tensor<float, 2> x) {
+  auto [bx] = T::grid(1);
+  T::fragment<float, 8, 8> f;
+  for (auto [i, j] : T::parallel(8, 8)) {
+    f(i, j) = 0.0f;
+    ++j; // expected-error {{the index 'j' of tile::parallel cannot be modified}} expected-note {{int j = j;}}
+  }
+  T::copy(f, x.at(0, 0));
+}
+
+[[tile::kernel]] void k_serial_var(T::tensor<float, 1> x) {
+  auto [bx] = T::grid(1);
+  for (int k : T::serial(1)) {
+    k -= 10; // expected-error {{the index 'k' of tile::serial cannot be modified}} expected-note {{the loop sets it}}
+    x(0) = float(k);
+  }
+}
+
+[[tile::kernel]] void k_pipelined_var(T::tensor<float, 1> x) {
+  auto [bx] = T::grid(1);
+  for (int k : T::pipelined(4, T::stages(2)))
+    k *= 2; // expected-error {{the index 'k' of tile::pipelined cannot be modified}} expected-note {{the loop sets it}}
+}
+
+[[tile::kernel]] void k_unroll_var(T::tensor<float, 1> x) {
+  auto [bx] = T::grid(1);
+  for (int k : T::unroll(4))
+    k--; // expected-error {{the index 'k' of tile::unroll cannot be modified}} expected-note {{the loop sets it}}
+}
+
 [[tile::kernel]] void k_second_grid(T::tensor<float, 1> x) {
   auto [bx] = T::grid(1);
   T::grid(2); // expected-error {{tile::grid may appear only once, as the first tile statement of a kernel}} expected-note {{move it to the start of the kernel's body}}

@@ -220,3 +220,17 @@ namespace T = tile;
     f(i, j) = (c < 4 && ws(c, j) > 0.0f) ? f(i, j) : 0.0f;
   T::copy(f, Y.at(bx * 4, 0));
 }
+
+// An unsigned index wraps in 32 bits: the offset widens its sum whole, not term by term (a
+// term widened apart would address 2^32 elements away; found by review).
+// CHECK-LABEL: IR after lower-vector-access
+// CHECK-LABEL: kernel unsigned_index(
+// CHECK: vector_move(vec_lanes, X + i64((b - u32(1)) * u32(64) + u32(64) + u32(tid * 2)), 8 bytes in 8)
+[[tile::kernel]] void unsigned_index(T::tensor<const float, 1> X, T::tensor<float, 1> Y) {
+  auto [bx] = T::grid(T::ceildiv(X.size(0), 64), T::threads(32));
+  T::shared<float, 64> s;
+  unsigned b = bx;
+  T::copy(X.at((b - 1u) * 64u + 64u), s);
+  for (int i : T::parallel(64))
+    Y(bx * 64 + i) = s(i);
+}
