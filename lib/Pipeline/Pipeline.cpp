@@ -21,6 +21,7 @@
 #include "transforms/LowerVectorAccess.h"
 #include "transforms/LowerFragments.h"
 #include "transforms/LowerGemm.h"
+#include "transforms/LowerMma.h"
 #include "transforms/LowerTileOps.h"
 
 namespace tile::pipeline {
@@ -30,7 +31,7 @@ const std::vector<std::string> &pass_names(const std::string &target) {
   static const std::vector<std::string> cuda = {"frontend",        "infer-layout", "lower-tile-ops", "lower-gemm",
                                                 "lower-fragments", "bind-threads", "inject-pipeline", "insert-sync",
                                                 "plan-shared-memory", "lower-thread-loops", "lower-vector-access",
-                                                "codegen"};
+                                                "lower-mma",         "codegen"};
   return target == "cuda" ? cuda : cpu;
 }
 
@@ -243,7 +244,8 @@ void run_cuda(std::vector<ir::Kernel> kernels, const std::string &unit, const Op
                   [&](const ir::Kernel &k) { return transforms::plan_shared_memory(k, target); }) ||
       !passes.run("lower-thread-loops", kernels, transforms::lower_thread_loops) ||
       !passes.run("lower-vector-access", kernels,
-                  [&](const ir::Kernel &k) { return transforms::lower_vector_access(k, target); })) {
+                  [&](const ir::Kernel &k) { return transforms::lower_vector_access(k, target); }) ||
+      !passes.run("lower-mma", kernels, [&](const ir::Kernel &k) { return transforms::lower_mma(k, target); })) {
     if (opts.remarks && result.ok())
       add_remarks("cuda", archs, kernels, {}, result);
     return;

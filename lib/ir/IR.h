@@ -58,7 +58,9 @@ namespace tile::ir {
   X(Async)                                                                                         \
   X(AsyncCommit)                                                                                   \
   X(AsyncWait)                                                                                     \
-  X(VectorMove)
+  X(VectorMove)                                                                                    \
+  X(MatrixLoad)                                                                                    \
+  X(Mma)
 
 enum class ExprKind {
 #define X(N) N,
@@ -497,6 +499,48 @@ struct VectorMoveNode : StmtNode {
   VectorMoveNode(Buffer d, Expr doff, Buffer s, Expr soff, int n, int c, bool a)
       : StmtNode(static_kind), dst(std::move(d)), dst_offset(std::move(doff)), src(std::move(s)),
         src_offset(std::move(soff)), bytes(n), chunk(c), async(a) {}
+};
+
+/// Loads 8 x 8 matrices of 16-bit elements from shared memory into registers, a collective
+/// of a warp's lanes (ldmatrix; made by lower-mma). Matrix i goes to 32-bit register
+/// `dst[dst_regs[i]]` of every lane (a U32 local buffer): lane l receives its elements
+/// (l / 4, 2 (l % 4)) and (l / 4, 2 (l % 4) + 1), the first in the low half, or with
+/// `transpose` the elements (2 (l % 4), l / 4) and (2 (l % 4) + 1, l / 4). Lane l gives in
+/// `src_offset` the element offset in `src` (shared) of row l % 8 of matrix l / 8, whose 8
+/// elements are consecutive there; the lanes past the matrices' give an address that is
+/// not read. 1, 2 or 4 matrices.
+struct MatrixLoadNode : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::MatrixLoad;
+  Buffer dst;
+  std::vector<Expr> dst_regs;
+  Buffer src;
+  Expr src_offset;
+  bool transpose;
+  MatrixLoadNode(Buffer d, std::vector<Expr> regs, Buffer s, Expr off, bool t)
+      : StmtNode(static_kind), dst(std::move(d)), dst_regs(std::move(regs)), src(std::move(s)),
+        src_offset(std::move(off)), transpose(t) {}
+};
+
+/// One tensor-core instruction of a warp (made by lower-mma): c += a b on an M x N x K
+/// atom (the target's MmaAtom), operands of type `operand_type` (bf16 or f16), accumulators
+/// f32. Every lane passes its registers of each operand in the order the instruction lists
+/// them, as offsets into local buffers: a register of a U32 buffer is its element, of a
+/// 16-bit buffer the pair of elements from the offset on (the first in the low half), of
+/// an f32 buffer (c) its element.
+struct MmaNode : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::Mma;
+  int m, n, k;
+  ScalarType operand_type;
+  Buffer a;
+  std::vector<Expr> a_regs;
+  Buffer b;
+  std::vector<Expr> b_regs;
+  Buffer c;
+  std::vector<Expr> c_regs;
+  MmaNode(int m_, int n_, int k_, ScalarType t, Buffer a_, std::vector<Expr> ar, Buffer b_, std::vector<Expr> br,
+          Buffer c_, std::vector<Expr> cr)
+      : StmtNode(static_kind), m(m_), n(n_), k(k_), operand_type(t), a(std::move(a_)), a_regs(std::move(ar)),
+        b(std::move(b_)), b_regs(std::move(br)), c(std::move(c_)), c_regs(std::move(cr)) {}
 };
 
 Stmt seq(std::vector<Stmt> stmts); // flattens nested Seqs; one statement stays itself

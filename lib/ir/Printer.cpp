@@ -428,6 +428,27 @@ public:
       os << ", " << n->bytes << " bytes in " << n->chunk << ")";
       break;
     }
+    case StmtKind::MatrixLoad: {
+      auto n = s->as<MatrixLoadNode>();
+      os << (n->transpose ? "matrix_load_trans(" : "matrix_load(") << buffer_name(n->dst.get()) << "[";
+      list(n->dst_regs);
+      os << "], ";
+      address(n->src.get(), n->src_offset);
+      os << ")";
+      break;
+    }
+    case StmtKind::Mma: {
+      auto n = s->as<MmaNode>();
+      os << "mma_m" << n->m << "n" << n->n << "k" << n->k << "." << name(n->operand_type) << "("
+         << buffer_name(n->c.get()) << "[";
+      list(n->c_regs);
+      os << "] += " << buffer_name(n->a.get()) << "[";
+      list(n->a_regs);
+      os << "] * " << buffer_name(n->b.get()) << "[";
+      list(n->b_regs);
+      os << "])";
+      break;
+    }
     }
     os << "\n";
   }

@@ -8,8 +8,8 @@
 // wider rows are not this formula yet.
 //
 // The one formula for a shared element's place: the codegens print it (targets/common
-// CEmitter::offset), the device library's tensor-core helpers apply the same swizzle to
-// the addresses they compute (tile_cuda.h, detail::swizzled), and the unit tests evaluate it.
+// CEmitter::offset), lower-mma builds ldmatrix's addresses from it, and the unit tests
+// evaluate it.
 #pragma once
 
 #include <cstdint>

@@ -110,6 +110,32 @@ public:
            "': only from a tensor into shared memory");
     IRVisitor::visit_VectorMove(n);
   }
+  void visit_MatrixLoad(const MatrixLoadNode *n) override {
+    check_buffer(n->dst, "matrix load");
+    check_buffer(n->src, "matrix load");
+    if (n->dst->scope != Scope::Local || n->dst->dtype != ScalarType::U32)
+      fail("matrix load into '" + n->dst->name + "', which is not a local buffer of u32 registers");
+    if (n->src->scope == Scope::Global || n->src->scope == Scope::Local || bytes(n->src->dtype) != 2)
+      fail("matrix load from '" + n->src->name + "', which is not a shared tile of 16-bit elements");
+    if (n->dst_regs.size() != 1 && n->dst_regs.size() != 2 && n->dst_regs.size() != 4)
+      fail("matrix load of " + std::to_string(n->dst_regs.size()) + " matrices (1, 2 or 4)");
+    IRVisitor::visit_MatrixLoad(n);
+  }
+  void visit_Mma(const MmaNode *n) override {
+    for (const Buffer *b : {&n->a, &n->b, &n->c}) {
+      check_buffer(*b, "mma");
+      if ((*b)->scope != Scope::Local)
+        fail("mma operand '" + (*b)->name + "' is not in registers (a local buffer)");
+    }
+    for (const Buffer *b : {&n->a, &n->b})
+      if ((*b)->dtype != ScalarType::U32 && (*b)->dtype != n->operand_type)
+        fail("mma operand '" + (*b)->name + "' is neither u32 registers nor of the operand type");
+    if (n->c->dtype != ScalarType::F32)
+      fail("mma accumulator '" + n->c->name + "' is not f32");
+    if (n->a_regs.empty() || n->b_regs.empty() || n->c_regs.empty())
+      fail("mma without registers");
+    IRVisitor::visit_Mma(n);
+  }
   void visit_Aligned(const AlignedNode *n) override {
     check_buffer(n->buffer, "alignment test");
     IRVisitor::visit_Aligned(n);

@@ -120,6 +120,16 @@ void IRVisitor::visit_VectorMove(const VectorMoveNode *n) {
   visit(n->dst_offset);
   visit(n->src_offset);
 }
+void IRVisitor::visit_MatrixLoad(const MatrixLoadNode *n) {
+  for (auto &r : n->dst_regs)
+    visit(r);
+  visit(n->src_offset);
+}
+void IRVisitor::visit_Mma(const MmaNode *n) {
+  for (auto *regs : {&n->a_regs, &n->b_regs, &n->c_regs})
+    for (auto &r : *regs)
+      visit(r);
+}
 
 // ---------------------------------------------------------------------------------------
 // IRMutator
@@ -304,6 +314,22 @@ Stmt IRMutator::mutate_VectorMove(const Stmt &self, const VectorMoveNode *n) {
   if (d == n->dst_offset && s == n->src_offset)
     return self;
   return std::make_shared<VectorMoveNode>(n->dst, d, n->src, s, n->bytes, n->chunk, n->async);
+}
+Stmt IRMutator::mutate_MatrixLoad(const Stmt &self, const MatrixLoadNode *n) {
+  bool changed = false;
+  auto regs = mutate(n->dst_regs, changed);
+  Expr off = mutate(n->src_offset);
+  if (!changed && off == n->src_offset)
+    return self;
+  return std::make_shared<MatrixLoadNode>(n->dst, std::move(regs), n->src, off, n->transpose);
+}
+Stmt IRMutator::mutate_Mma(const Stmt &self, const MmaNode *n) {
+  bool changed = false;
+  auto a = mutate(n->a_regs, changed), b = mutate(n->b_regs, changed), c = mutate(n->c_regs, changed);
+  if (!changed)
+    return self;
+  return std::make_shared<MmaNode>(n->m, n->n, n->k, n->operand_type, n->a, std::move(a), n->b, std::move(b), n->c,
+                                   std::move(c));
 }
 
 // ---------------------------------------------------------------------------------------

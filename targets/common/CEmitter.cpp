@@ -472,6 +472,8 @@ std::string CEmitter::vector_flag(const VectorFlagNode *) {
 }
 
 void CEmitter::emit_vector_move(const VectorMoveNode *) { unlowered("a vector move"); }
+void CEmitter::emit_matrix_load(const MatrixLoadNode *) { unlowered("a matrix load"); }
+void CEmitter::emit_mma(const MmaNode *) { unlowered("a tensor-core instruction"); }
 
 void CEmitter::unlowered(const std::string &what) {
   line("#error \"tile: " + what + " reached the codegen; a pass is missing from the pipeline\"");
@@ -541,6 +543,10 @@ void CEmitter::stmt(const Stmt &s) {
     return emit_async_sync(s.get());
   case StmtKind::VectorMove:
     return emit_vector_move(s->as<VectorMoveNode>());
+  case StmtKind::MatrixLoad:
+    return emit_matrix_load(s->as<MatrixLoadNode>());
+  case StmtKind::Mma:
+    return emit_mma(s->as<MmaNode>());
   case StmtKind::AnnotateLayout:
     return; // consumed by layout inference where a target has one
   case StmtKind::Copy:

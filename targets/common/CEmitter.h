@@ -129,6 +129,8 @@ protected:
   /// Vector accesses (lower-vector-access, on targets that run it): by default an #error.
   virtual std::string vector_flag(const ir::VectorFlagNode *n);
   virtual void emit_vector_move(const ir::VectorMoveNode *n);
+  virtual void emit_matrix_load(const ir::MatrixLoadNode *n);
+  virtual void emit_mma(const ir::MmaNode *n);
   /// An #error line for IR the target cannot take (a pass is missing from its pipeline).
   void unlowered(const std::string &what);
 };

@@ -247,42 +247,34 @@ private:
     once([&] { CEmitter::emit_atomic(n); });
   }
 
-  /// A tensor-core gemm (the others were lowered to loops): the warp-level mma.sync routine
-  /// of tile_cuda.h on the shared operands, into the accumulator's registers.
-  void emit_gemm(const GemmNode *n) override {
-    auto it = k_.layouts.find(n->c.buffer.get());
-    if (it == k_.layouts.end() || !it->second.mma || it->second.mma->operand != MmaShape::C)
-      return unlowered("a gemm without a tensor-core accumulator");
-    const MmaShape &l = *it->second.mma;
-    // The operands: whole rank-2 buffers, or a stage of a multi-buffered one.
-    auto operand = [&](const Region &r) {
-      Expr off = offset(r.buffer, r.begin);
-      return is_const_int(off, 0) ? buffer(r.buffer) : "&" + buffer(r.buffer) + "[" + expr(off) + "]";
-    };
-    const Region &a = n->a, &b = n->b;
-    const std::string shape = std::to_string(l.rows) + ", " + std::to_string(l.cols) + ", ";
-    // The operands' swizzles as template arguments, where either has one.
-    auto swizzle = [&](const Region &r) {
-      const ir::SharedLayout *sl = shared_layout(r.buffer);
-      return sl ? sl->swizzle_bytes : 0;
-    };
-    if (auto ra = k_.layouts.find(a.buffer.get()); ra != k_.layouts.end() && ra->second.mma) {
-      // The first operand in registers, laid out as mma's A (lower-fragments).
-      line("tile_cuda::mma_gemm_rs<" + shape + std::to_string(ra->second.mma->cols) + ", " +
-           std::to_string(l.warps_m) + ", " + std::to_string(l.warps_n) + ", " + (n->transpose_b ? "true" : "false") +
-           ", " + (n->clear_accum ? "true" : "false") + (swizzle(b) ? ", " + std::to_string(swizzle(b)) : "") + ">(" +
-           buffer(a.buffer) + ", " + operand(b) + ", " +
-           std::to_string(row_pitch(b.buffer)) + ", " + buffer(n->c.buffer) + ");");
-      return;
-    }
-    const std::int64_t K = n->transpose_a ? a.extent[a.tile_dims[0]] : a.extent[a.tile_dims[1]];
-    line("tile_cuda::mma_gemm<" + std::to_string(l.rows) + ", " + std::to_string(l.cols) + ", " + std::to_string(K) +
-         ", " + std::to_string(l.warps_m) + ", " + std::to_string(l.warps_n) + ", " +
-         (n->transpose_a ? "true" : "false") + ", " + (n->transpose_b ? "true" : "false") + ", " +
-         (n->clear_accum ? "true" : "false") +
-         (swizzle(a) || swizzle(b) ? ", " + std::to_string(swizzle(a)) + ", " + std::to_string(swizzle(b)) : "") + ">(" + operand(a) +
-         ", " + std::to_string(row_pitch(a.buffer)) + ", " +
-         operand(b) + ", " + std::to_string(row_pitch(b.buffer)) + ", " + buffer(n->c.buffer) + ");");
+  /// lower-mma made every gemm explicit instructions (the others were loops already).
+  void emit_gemm(const GemmNode *) override { unlowered("a gemm"); }
+
+  // Tensor cores (lower-mma) ---------------------------------------------------------------
+
+  /// Register `r` of a buffer of registers: a u32 element, or two 16-bit elements packed.
+  std::string reg(const Buffer &b, const Expr &r) {
+    if (b->dtype == ScalarType::U32 || b->dtype == ScalarType::F32)
+      return buffer(b) + "[" + expr(r) + "]";
+    return "tile_cuda::pack2(" + buffer(b) + "[" + expr(r) + "], " + buffer(b) + "[" + expr(add(r, int_imm(1, r->type))) +
+           "])";
+  }
+
+  void emit_matrix_load(const MatrixLoadNode *n) override {
+    std::string args;
+    for (auto &r : n->dst_regs)
+      args += reg(n->dst, r) + ", ";
+    line("tile_cuda::ldmatrix_x" + std::to_string(n->dst_regs.size()) + "<" + (n->transpose ? "true" : "false") +
+         ">(" + args + address(n->src, n->src_offset) + ");");
+  }
+
+  void emit_mma(const MmaNode *n) override {
+    std::string args;
+    for (auto [b, regs] : {std::pair{&n->c, &n->c_regs}, std::pair{&n->a, &n->a_regs}, std::pair{&n->b, &n->b_regs}})
+      for (auto &r : *regs)
+        args += (args.empty() ? "" : ", ") + reg(*b, r);
+    line("tile_cuda::mma_m" + std::to_string(n->m) + "n" + std::to_string(n->n) + "k" + std::to_string(n->k) + "<" +
+         type_name(n->operand_type) + ">(" + args + ");");
   }
 
   void emit_assert(const AssertNode *n) override {

@@ -373,90 +373,61 @@ template <class T, class V> __device__ void atomic_min(T *p, V v) {
 }
 
 // ---------------------------------------------------------------------------------------
-// Tensor cores (sm_80 and later): mma.sync m16n8k16 with f32 accumulators, operands from
-// shared memory through ldmatrix.
+// Tensor cores (sm_80 and later): the instructions lower-mma's nodes print as. Which
+// registers and addresses each lane passes is decided in the IR (lib/transforms/LowerMma).
 // ---------------------------------------------------------------------------------------
 
 namespace detail {
 __device__ __forceinline__ unsigned smem_address(const void *p) {
   return unsigned(__cvta_generic_to_shared(p));
 }
-template <bool Trans> __device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], const void *p) {
+} // namespace detail
+
+/// ldmatrix of 1, 2 or 4 8 x 8 matrices of 16-bit elements (Trans: transposed); `p` is the
+/// lane's row address in shared memory.
+template <bool Trans> __device__ __forceinline__ void ldmatrix_x1(unsigned &r0, const void *p) {
   if constexpr (Trans)
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(smem_address(p)));
+    asm volatile("ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 {%0}, [%1];\n" : "=r"(r0) : "r"(detail::smem_address(p)));
   else
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(smem_address(p)));
+    asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%0}, [%1];\n" : "=r"(r0) : "r"(detail::smem_address(p)));
 }
-template <bool Trans> __device__ __forceinline__ void ldmatrix_x2(unsigned (&r)[2], const void *p) {
+template <bool Trans> __device__ __forceinline__ void ldmatrix_x2(unsigned &r0, unsigned &r1, const void *p) {
   if constexpr (Trans)
     asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];\n"
-                 : "=r"(r[0]), "=r"(r[1])
-                 : "r"(smem_address(p)));
+                 : "=r"(r0), "=r"(r1)
+                 : "r"(detail::smem_address(p)));
   else
     asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];\n"
-                 : "=r"(r[0]), "=r"(r[1])
-                 : "r"(smem_address(p)));
+                 : "=r"(r0), "=r"(r1)
+                 : "r"(detail::smem_address(p)));
 }
+template <bool Trans>
+__device__ __forceinline__ void ldmatrix_x4(unsigned &r0, unsigned &r1, unsigned &r2, unsigned &r3, const void *p) {
+  if constexpr (Trans)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+                 : "r"(detail::smem_address(p)));
+  else
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+                 : "r"(detail::smem_address(p)));
+}
+
+/// mma.sync m16n8k16 with f32 accumulators d0..d3, operands of type T (bf16 or f16): A's
+/// registers a0..a3, B's b0, b1, in the instruction's order.
 template <class T>
-__device__ __forceinline__ void mma_16816(float *d, const unsigned (&a)[4], const unsigned (&b)[2]) {
+__device__ __forceinline__ void mma_m16n8k16(float &d0, float &d1, float &d2, float &d3, unsigned a0, unsigned a1,
+                                             unsigned a2, unsigned a3, unsigned b0, unsigned b1) {
   if constexpr (same<T, bf16>::value)
     asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
                  "{%8, %9}, {%0, %1, %2, %3};\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+                 : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)
+                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
   else
     asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
                  "{%8, %9}, {%0, %1, %2, %3};\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-} // namespace detail
-
-namespace detail {
-/// The element at (row, col) of a shared tile with rows `ld` elements apart whose 16-byte
-/// chunks are XOR-swizzled within spans of S bytes (0: none): the formula of
-/// lib/ir/SharedLayout.h.
-template <int S, class T> __device__ __forceinline__ const T *swizzled(const T *base, int row, int col, int ld) {
-  if constexpr (S == 0) {
-    return base + row * ld + col;
-  } else {
-    constexpr int v = sizeof(T) >= 16 ? 1 : 16 / int(sizeof(T)), phases = S / 16;
-    return base + row * ld + (((col / v) ^ (row % phases)) * v + col % v);
-  }
-}
-
-/// The B fragments of one k16 step for the warp's AN atoms along N (ldmatrix from shared).
-template <int AN, bool TB, int SB, class T>
-__device__ __forceinline__ void mma_b_fragments(unsigned (&bfr)[AN][2], const T *b, int ldb, int k0, int n_base,
-                                                int lane) {
-  // ldmatrix: lane l gives the address of row l % 8 of 8 x 8 matrix l / 8.
-  const int mat = lane / 8, row = lane % 8;
-#pragma unroll
-  for (int an = 0; an < AN; an += 2) {
-    const int n0 = n_base + an * 8;
-    // Matrices 0..3: (k 0-7, n 0-7), (k 8-15, n 0-7), (k 0-7, n 8-15), (k 8-15, n 8-15).
-    if (an + 1 < AN) {
-      unsigned r[4];
-      if constexpr (!TB)
-        ldmatrix_x4<true>(r, swizzled<SB>(b, k0 + (mat % 2) * 8 + row, n0 + (mat / 2) * 8, ldb));
-      else
-        ldmatrix_x4<false>(r, swizzled<SB>(b, n0 + (mat / 2) * 8 + row, k0 + (mat % 2) * 8, ldb));
-      bfr[an][0] = r[0];
-      bfr[an][1] = r[1];
-      bfr[an + 1][0] = r[2];
-      bfr[an + 1][1] = r[3];
-    } else {
-      const int m2 = mat % 2; // x2: lanes 0-15 give the addresses (the others, valid copies)
-      if constexpr (!TB)
-        ldmatrix_x2<true>(bfr[an], swizzled<SB>(b, k0 + m2 * 8 + row, n0, ldb));
-      else
-        ldmatrix_x2<false>(bfr[an], swizzled<SB>(b, n0 + row, k0 + m2 * 8, ldb));
-    }
-  }
+                 : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)
+                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
 
 /// Two 16-bit values as one 32-bit register, the first in the low half (mma's operand order).
@@ -465,90 +436,6 @@ template <class T> __device__ __forceinline__ unsigned pack2(T lo, T hi) {
   memcpy(&l, &lo, 2);
   memcpy(&h, &hi, 2);
   return unsigned(l) | (unsigned(h) << 16);
-}
-} // namespace detail
-
-/// acc (+)= op(A) op(B) for an M x N x K tile: A is [M, K] (TA: [K, M]) and B is [K, N]
-/// (TB: [N, K]) in shared memory, row-major with row strides lda and ldb (multiples of 8),
-/// their 16-byte chunks swizzled within SA- and SB-byte spans (0: not swizzled);
-/// acc is the thread's part of the M x N accumulator, laid out as ir/Fragment.h says for a
-/// WARPS_M x WARPS_N grid of warps: atom (am, an) of the warp's tile in slots
-/// (am * AN + an) * 4 .. + 3. Every thread of the block calls it.
-template <int M, int N, int K, int WARPS_M, int WARPS_N, bool TA, bool TB, bool Clear, int SA = 0, int SB = 0, class T>
-__device__ __forceinline__ void mma_gemm(const T *a, int lda, const T *b, int ldb, float *acc) {
-  constexpr int WM = M / WARPS_M, WN = N / WARPS_N, AM = WM / 16, AN = WN / 8;
-  static_assert(M % (16 * WARPS_M) == 0 && N % (8 * WARPS_N) == 0 && K % 16 == 0, "mma_gemm tile shape");
-  const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
-  const int m_base = (warp % WARPS_M) * WM, n_base = (warp / WARPS_M) * WN;
-  if constexpr (Clear) {
-#pragma unroll
-    for (int i = 0; i < AM * AN * 4; ++i)
-      acc[i] = 0.0f;
-  }
-  // ldmatrix: lane l gives the address of row l % 8 of 8 x 8 matrix l / 8.
-  const int mat = lane / 8, row = lane % 8;
-#pragma unroll
-  for (int k0 = 0; k0 < K; k0 += 16) {
-    unsigned af[AM][4], bfr[AN][2];
-#pragma unroll
-    for (int am = 0; am < AM; ++am) {
-      const int m0 = m_base + am * 16;
-      // Matrices 0..3: (rows 0-7, k 0-7), (rows 8-15, k 0-7), (rows 0-7, k 8-15), (rows 8-15, k 8-15).
-      if constexpr (!TA)
-        detail::ldmatrix_x4<false>(af[am], detail::swizzled<SA>(a, m0 + (mat % 2) * 8 + row, k0 + (mat / 2) * 8, lda));
-      else
-        detail::ldmatrix_x4<true>(af[am], detail::swizzled<SA>(a, k0 + (mat / 2) * 8 + row, m0 + (mat % 2) * 8, lda));
-    }
-    detail::mma_b_fragments<AN, TB, SB>(bfr, b, ldb, k0, n_base, lane);
-#pragma unroll
-    for (int am = 0; am < AM; ++am)
-#pragma unroll
-      for (int an = 0; an < AN; ++an)
-        detail::mma_16816<T>(acc + (am * AN + an) * 4, af[am], bfr[an]);
-  }
-}
-
-/// The same with A in the thread's registers instead of shared memory: `a` holds the
-/// thread's part of the M x K operand laid out as mma's A (ir/Fragment.h: the accumulator
-/// layout of an M x K tile on WARPS_M x 1 warps, replicated over the WARPS_N warps), so that
-/// the registers of one k16 step of atom row am are a[(am * K / 8 + 2 k) * 4 .. + 7] in
-/// mma's order. This is how an accumulator becomes the next gemm's operand without moving.
-template <int M, int N, int K, int WARPS_M, int WARPS_N, bool TB, bool Clear, int SB = 0, class T>
-__device__ __forceinline__ void mma_gemm_rs(const T *a, const T *b, int ldb, float *acc) {
-  constexpr int WM = M / WARPS_M, WN = N / WARPS_N, AM = WM / 16, AN = WN / 8, AK = K / 8;
-  static_assert(M % (16 * WARPS_M) == 0 && N % (8 * WARPS_N) == 0 && K % 16 == 0, "mma_gemm_rs tile shape");
-  const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
-  const int n_base = (warp / WARPS_M) * WN;
-  if constexpr (Clear) {
-#pragma unroll
-    for (int i = 0; i < AM * AN * 4; ++i)
-      acc[i] = 0.0f;
-  }
-  // B of the next k16 step is loaded before this step's mma (registers double-buffered), so
-  // that ldmatrix latency overlaps the tensor cores: attention's P V on the H200, d128 from
-  // 278 to 295 TFLOP/s (bench/NOTES.md). (mma_gemm does not: its register double-buffering
-  // slowed the GEMM example from 306 to 286.)
-  unsigned bfr[2][AN][2];
-  detail::mma_b_fragments<AN, TB, SB>(bfr[0], b, ldb, 0, n_base, lane);
-#pragma unroll
-  for (int k0 = 0; k0 < K; k0 += 16) {
-    const int cur = (k0 / 16) % 2;
-    if (k0 + 16 < K)
-      detail::mma_b_fragments<AN, TB, SB>(bfr[cur ^ 1], b, ldb, k0 + 16, n_base, lane);
-    unsigned af[AM][4];
-#pragma unroll
-    for (int am = 0; am < AM; ++am) {
-      const T *r = a + (am * AK + 2 * (k0 / 16)) * 4;
-#pragma unroll
-      for (int i = 0; i < 4; ++i)
-        af[am][i] = detail::pack2(r[2 * i], r[2 * i + 1]);
-    }
-#pragma unroll
-    for (int am = 0; am < AM; ++am)
-#pragma unroll
-      for (int an = 0; an < AN; ++an)
-        detail::mma_16816<T>(acc + (am * AN + an) * 4, af[am], bfr[cur][an]);
-  }
 }
 
 // ---------------------------------------------------------------------------------------

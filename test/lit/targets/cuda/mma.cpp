@@ -1,6 +1,7 @@
 // A gemm of bf16 or f16 tiles in shared memory into an f32 fragment runs on tensor cores:
-// the codegen calls tile_cuda::mma_gemm with the warp grid infer-layout chose, and the PTX
-// nvcc makes of it for sm_80 and sm_90a has ldmatrix and mma.sync m16n8k16.
+// lower-mma made it ldmatrix and mma.sync nodes for the warp grid infer-layout chose, the
+// codegen prints each as one device-library instruction, and the PTX nvcc makes of it for
+// sm_80 and sm_90a has ldmatrix and mma.sync m16n8k16.
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-print-after=codegen %s 2>&1 \
 // RUN:   | FileCheck %s
 // REQUIRES: nvcc
@@ -17,8 +18,18 @@ namespace T = tile;
 
 // CHECK-LABEL: // mm
 // CHECK: float acc[128];
-// The operands' rows are padded (infer-layout): 40 and 136 elements apart.
-// CHECK: tile_cuda::mma_gemm<128, 128, 32, 2, 2, false, false, false>(As, 40, Bs, 136, acc);
+// The operands' rows are padded (infer-layout): 40 and 136 elements apart. Each k step
+// loads the warp's 4 A atoms (64 rows of the 2 x 2 warps' 128) and 8 B atoms (two a
+// load, transposed: B is stored [K, N]), then runs the 4 x 8 atoms.
+// CHECK: uint32_t a_frag[16];
+// CHECK-NEXT: uint32_t b_frag[16];
+// CHECK: for (int32_t ks = 0; ks < 2; ++ks) {
+// CHECK: for (int32_t am = 0; am < 4; ++am) {
+// CHECK-NEXT: tile_cuda::ldmatrix_x4<false>(a_frag[am * 4], a_frag[am * 4 + 1], a_frag[am * 4 + 2], a_frag[am * 4 + 3], As + ((tid % 64 / 32 * 64 + am * 16 + tid % 32 / 8 % 2 * 8 + tid % 32 % 8) * 40 + (ks * 16 + tid % 32 / 8 / 2 * 8)));
+// CHECK: for (int32_t an = 0; an < 4; ++an) {
+// CHECK-NEXT: tile_cuda::ldmatrix_x4<true>(b_frag[an * 4], b_frag[an * 4 + 1], b_frag[an * 4 + 2], b_frag[an * 4 + 3], Bs + ((ks * 16 + tid % 32 / 8 % 2 * 8 + tid % 32 % 8) * 136 + (tid / 64 * 64 + an * 2 * 8 + tid % 32 / 8 / 2 * 8)));
+// CHECK: for (int32_t an_1 = 0; an_1 < 8; ++an_1) {
+// CHECK-NEXT: tile_cuda::mma_m16n8k16<tile_cuda::bf16>(acc[(am_1 * 8 + an_1) * 2 * 2], acc[(am_1 * 8 + an_1) * 2 * 2 + 1], acc[((am_1 * 8 + an_1) * 2 + 1) * 2], acc[((am_1 * 8 + an_1) * 2 + 1) * 2 + 1], a_frag[am_1 * 4], a_frag[am_1 * 4 + 1], a_frag[am_1 * 4 + 2], a_frag[am_1 * 4 + 3], b_frag[an_1 * 2], b_frag[an_1 * 2 + 1]);
 // The epilogue writes each thread's accumulators where the instruction put them: two rows
 // (vh) of two adjacent columns (vl) per atom, the pair as one 8-byte store (f32) where C
 // allows it.
@@ -39,12 +50,19 @@ namespace T = tile;
 }
 
 // A first operand in registers (FlashAttention-2's P, on warps stacked along the rows): the
-// accumulator of the first gemm converted in place, then tile_cuda::mma_gemm_rs with those
-// registers and B from shared memory (compiled by nvcc to PTX above).
+// accumulator of the first gemm converted in place, then mma with those registers (two
+// bf16 slots packed a register) and B from shared memory, whose next k step is loaded
+// before this one's mma (compiled by nvcc to PTX above).
 // CHECK-LABEL: tile_cuda__Z14p_in_registers
-// CHECK: tile_cuda::mma_gemm<64, 64, 64, 4, 1, false, true, true>(Qs, 72, Ks, 72, s);
+// CHECK: s[i_{{[0-9]+}}] = 0.0f;
+// CHECK: tile_cuda::ldmatrix_x4<false>(b_frag[an * 4], b_frag[an * 4 + 1], b_frag[an * 4 + 2], b_frag[an * 4 + 3], Ks + ((an * 2 * 8 + tid % 32 / 8 / 2 * 8 + tid % 32 % 8) * 72 + (ks * 16 + tid % 32 / 8 % 2 * 8)));
 // CHECK: p[{{.*}}] = tile_cuda::cvt<tile_cuda::bf16>(s[{{.*}}]);
-// CHECK: tile_cuda::mma_gemm_rs<64, 64, 64, 4, 1, false, false>(p, Vs, 72, o);
+// CHECK: uint32_t b_frag_1[32];
+// CHECK: tile_cuda::ldmatrix_x4<true>(b_frag_1[an_2 * 4], {{.*}}, Vs + ((tid % 32 / 8 % 2 * 8 + tid % 32 % 8) * 72 + (an_2 * 2 * 8 + tid % 32 / 8 / 2 * 8)));
+// CHECK: for (int32_t ks_1 = 0; ks_1 < 4; ++ks_1) {
+// CHECK-NEXT: if (ks_1 + 1 < 4) {
+// CHECK: tile_cuda::ldmatrix_x4<true>(b_frag_1[(ks_1 + 1) % 2 * 16 + an_3 * 4],
+// CHECK: tile_cuda::mma_m16n8k16<tile_cuda::bf16>(o[(am_2 * 8 + an_4) * 2 * 2], {{.*}}, tile_cuda::pack2(p[(am_2 * 8 + ks_1 * 2) * 2 * 2], p[(am_2 * 8 + ks_1 * 2) * 2 * 2 + 1]), {{.*}}, b_frag_1[ks_1 % 2 * 16 + an_4 * 2], b_frag_1[ks_1 % 2 * 16 + (an_4 * 2 + 1)]);
 [[tile::kernel]] void p_in_registers(T::tensor<const T::bf16, 2> Q, T::tensor<float, 2> O) {
   auto [bx] = T::grid(1);
   T::shared<T::bf16, 64, 64> Qs, Ks, Vs;

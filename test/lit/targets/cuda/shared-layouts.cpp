@@ -2,9 +2,8 @@
 // stores a tile's 16-byte chunks XOR-swizzled within S-byte spans (the widest its rows
 // take, at most S); row_major keeps a tile dense where infer-layout would pad a tensor-core
 // operand; col_major is not acted on yet. Requests not taken as written are remarks. The
-// copies into the tile, the gemm's ldmatrix addresses (tile_cuda.h's mma_gemm, given the
-// swizzles as template arguments) and every other access use the one formula; the source
-// compiles for sm_80 and sm_90a.
+// copies into the tile, the gemm's ldmatrix addresses (lower-mma) and every other access
+// use the one formula; the source compiles for sm_80 and sm_90a.
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-print-after=infer-layout,codegen %s 2>&1 \
 // RUN:   | FileCheck %s
 // RUN: %tile-cxx -fsyntax-only -Xclang -verify -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-remarks %s
@@ -28,7 +27,8 @@ namespace T = tile;
 // by cp.async with no alignment test.
 // CHECK: tile_cuda::cp_async<16>(reinterpret_cast<char *>(As + (stage % 2 * 4096 + ((tid / 8 + t_r * 16) * 64 + ((tid % 8 * 8 / 8 ^ (tid / 8 + t_r * 16) % 8) * 8 + tid % 8 * 8 % 8)))) + 0,
 // The gemm's operands: As swizzled within 128 bytes, Bs dense (row_major: not padded).
-// CHECK: tile_cuda::mma_gemm<64, 64, 64, 2, 2, false, false, false, 128, 0>(&As[it % 2 * 4096], 64, &Bs[it % 2 * 4096], 64, acc);
+// CHECK: tile_cuda::ldmatrix_x4<false>(a_frag[am * 4], a_frag[am * 4 + 1], a_frag[am * 4 + 2], a_frag[am * 4 + 3], As + (it % 2 * 4096 + ((tid % 64 / 32 * 32 + am * 16 + tid % 32 / 8 % 2 * 8 + tid % 32 % 8) * 64 + (((ks * 16 + tid % 32 / 8 / 2 * 8) / 8 ^ (tid % 64 / 32 * 32 + am * 16 + tid % 32 / 8 % 2 * 8 + tid % 32 % 8) % 8) * 8 + (ks * 16 + tid % 32 / 8 / 2 * 8) % 8))));
+// CHECK: tile_cuda::ldmatrix_x4<true>(b_frag[an * 4], b_frag[an * 4 + 1], b_frag[an * 4 + 2], b_frag[an * 4 + 3], Bs + (it % 2 * 4096 + ((ks * 16 + tid % 32 / 8 % 2 * 8 + tid % 32 % 8) * 64 + (tid / 64 * 32 + an * 2 * 8 + tid % 32 / 8 / 2 * 8))));
 // PTX: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 // PTX: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // expected-remark@+1 {{kernel 'swizzled'}}

@@ -1,0 +1,232 @@
+#include "transforms/LowerMma.h"
+
+#include <map>
+#include <stdexcept>
+
+#include "ir/Visitor.h"
+
+namespace tile::transforms {
+
+using namespace ir;
+
+namespace {
+
+Expr i32(std::int64_t v) { return int_imm(v); }
+Expr mod(Expr a, std::int64_t c) { return binary(BinaryOp::Mod, std::move(a), i32(c)); }
+Expr quot(Expr a, std::int64_t c) { return div(std::move(a), i32(c)); }
+
+/// A tensor-core layout read per warp: its lane digits (thread digits inside a warp) taken
+/// as 0, so that indices are the origin of the warp's atoms; slot digits by name.
+class WarpView {
+public:
+  WarpView(const Fragment &f, int warp, const std::string &kernel) : orig_(f), f_(f) {
+    for (Digit &g : f_.digits) {
+      if (!g.thread)
+        continue;
+      if (g.stride < warp && g.stride * g.extent > warp)
+        throw std::logic_error("lower-mma: kernel '" + kernel + "': a thread digit of " + to_string(f) +
+                               " straddles the warp");
+      if (g.stride < warp) {
+        g.thread = false; // a lane digit: 0 at the warp's origin
+        g.name = "lane";
+      }
+    }
+  }
+  /// The values of the slot digits named in `v` (the others 0).
+  std::vector<Expr> values(const std::map<std::string, Expr> &v) const {
+    std::vector<Expr> out(f_.digits.size());
+    for (size_t i = 0; i < f_.digits.size(); ++i) {
+      if (f_.digits[i].thread)
+        continue;
+      auto it = v.find(f_.digits[i].name);
+      out[i] = it == v.end() ? i32(0) : it->second;
+    }
+    return out;
+  }
+  /// Index d of the warp's element with those slot digits and every lane digit 0.
+  Expr origin(int d, const Expr &tid, const std::map<std::string, Expr> &v) const { return f_.index(d, tid, values(v)); }
+  /// The register slot of the element with those slot digits.
+  Expr slot(const std::map<std::string, Expr> &v) const { return orig_.slot(values(v)); }
+
+private:
+  const Fragment &orig_;
+  Fragment f_; // the lane digits as slot digits
+};
+
+class Lowerer : public IRMutator {
+public:
+  Lowerer(Kernel &k, const Target &t) : k_(k), t_(t) {}
+
+protected:
+  Stmt mutate_Gemm(const Stmt &, const GemmNode *n) override {
+    auto fail = [&](const std::string &why) -> Stmt {
+      throw std::logic_error("lower-mma: kernel '" + k_.display_name + "': " + why);
+    };
+    auto ct = k_.layouts.find(n->c.buffer.get());
+    if (ct == k_.layouts.end() || !ct->second.mma || ct->second.mma->operand != MmaShape::C ||
+        n->c.buffer->scope != Scope::Local)
+      return fail("a gemm whose accumulator is not a tensor-core fragment in registers");
+    if (!t_.mma || t_.mma->m != 16 || t_.mma->n != 8 || t_.mma->k != 16 || t_.warp_size != 32)
+      return fail("the target has no m16n8k16 tensor-core instruction");
+    const Fragment &cf = ct->second;
+    const MmaShape &shape = *cf.mma;
+    const std::int64_t AM = shape.atoms_m(), AN = shape.atoms_n();
+    const int warp = t_.warp_size;
+    if (!k_.thread_index)
+      k_.thread_index = make_var("tid", ScalarType::I32);
+    const Expr tid = k_.thread_index;
+    const WarpView c(cf, warp, k_.display_name);
+
+    const Buffer &cb = n->c.buffer;
+    const ScalarType ot = n->b.buffer->dtype;
+    auto at = k_.layouts.find(n->a.buffer.get());
+    const bool a_in_registers = at != k_.layouts.end() && at->second.mma && n->a.buffer->scope == Scope::Local;
+    const std::int64_t K = a_in_registers ? at->second.mma->cols
+                                          : n->a.tile_shape()[n->transpose_a ? 0 : 1];
+    if (K % 16 != 0)
+      return fail("a gemm whose K is not a multiple of the instruction's");
+    const std::int64_t KS = K / 16;
+
+    std::vector<Stmt> body;
+    // The instruction's lanes: lane l of ldmatrix gives the address of row l % 8 of matrix l / 8.
+    const Expr lane = mod(tid, warp), mat = quot(lane, 8), row = mod(lane, 8);
+    auto slots_loop = [](const std::string &name, std::int64_t extent, const std::function<Stmt(const Expr &)> &f) {
+      Var v = make_var(name, ScalarType::I32);
+      return for_loop(v, i32(0), i32(extent), ForKind::Slots, f(v));
+    };
+    if (n->clear_accum)
+      body.push_back(slots_loop("i", cf.slots(), [&](const Expr &i) {
+        return store(cb, {i}, float_imm(0.0, ScalarType::F32));
+      }));
+
+    // Where a shared operand's tile element (r, c) lives.
+    auto shared_at = [&](const Region &r, Expr row_index, Expr col_index) {
+      auto sl = k_.shared_layouts.find(r.buffer.get());
+      return shared_offset(*r.buffer, sl == k_.shared_layouts.end() ? nullptr : &sl->second,
+                           r.index_of({std::move(row_index), std::move(col_index)}));
+    };
+    // The warp's first row of A atom am and first column of B atom an (the accumulator's
+    // layout), and the registers of C atom (am, an) in the instruction's order: (row, col),
+    // (row, col + 1), (row + 8, col), (row + 8, col + 1) of the lane's elements.
+    auto m0 = [&](const Expr &am) { return c.origin(0, tid, {{"rs", am}}); };
+    auto n0 = [&](const Expr &an) { return c.origin(1, tid, {{"cs", an}}); };
+    if (AN > 1) {
+      auto step = as_const_int(sub(c.origin(1, i32(0), {{"cs", i32(1)}}), c.origin(1, i32(0), {{"cs", i32(0)}})));
+      if (!step || *step != 8)
+        return fail("the accumulator's atoms along N are not adjacent");
+    }
+    auto c_regs = [&](const Expr &am, const Expr &an) {
+      std::vector<Expr> regs;
+      for (int vh = 0; vh < 2; ++vh)
+        for (int vl = 0; vl < 2; ++vl)
+          regs.push_back(c.slot({{"rs", am}, {"cs", an}, {"vh", i32(vh)}, {"vl", i32(vl)}}));
+      return regs;
+    };
+
+    // B atoms of k step ks into registers b[base + 2 an + i]: matrices (k 0-7, n), (k 8-15,
+    // n) of atom an, then those of an + 1; stored [K, N] they are read transposed.
+    const Buffer bregs = make_buffer("b_frag", Scope::Local, ScalarType::U32, {(a_in_registers ? 2 : 1) * AN * 2});
+    body.insert(body.begin(), decl_buffer(bregs));
+    auto load_b = [&](const Expr &ks, const Expr &base) {
+      std::vector<Stmt> loads;
+      const Expr k0 = mul(ks, i32(16));
+      if (AN / 2 > 0)
+        loads.push_back(slots_loop("an", AN / 2, [&](const Expr &an2) {
+          const Expr an = mul(an2, i32(2));
+          const Expr kk = add(k0, mul(mod(mat, 2), i32(8))), nn = add(n0(an), mul(quot(mat, 2), i32(8)));
+          const Expr off = n->transpose_b ? shared_at(n->b, add(nn, row), kk) : shared_at(n->b, add(kk, row), nn);
+          std::vector<Expr> regs;
+          for (int i = 0; i < 4; ++i)
+            regs.push_back(add(base, add(mul(an2, i32(4)), i32(i))));
+          return Stmt(std::make_shared<MatrixLoadNode>(bregs, regs, n->b.buffer, off, !n->transpose_b));
+        }));
+      if (AN % 2) { // the last atom alone: lanes 0-15 give the addresses of its two matrices
+        const std::int64_t an = AN - 1;
+        const Expr kk = add(k0, mul(mod(mat, 2), i32(8))), nn = n0(i32(an));
+        const Expr off = n->transpose_b ? shared_at(n->b, add(nn, row), kk) : shared_at(n->b, add(kk, row), nn);
+        loads.push_back(std::make_shared<MatrixLoadNode>(
+            bregs, std::vector<Expr>{add(base, i32(an * 2)), add(base, i32(an * 2 + 1))}, n->b.buffer, off,
+            !n->transpose_b));
+      }
+      return seq(loads);
+    };
+    auto mma = [&](const Buffer &ab, const std::function<std::vector<Expr>(const Expr &)> &a_regs, const Expr &bbase) {
+      return slots_loop("am", AM, [&](const Expr &am) {
+        return slots_loop("an", AN, [&](const Expr &an) {
+          std::vector<Expr> b_regs = {add(bbase, mul(an, i32(2))), add(bbase, add(mul(an, i32(2)), i32(1)))};
+          return Stmt(std::make_shared<MmaNode>(16, 8, 16, ot, ab, a_regs(am), bregs, b_regs, cb, c_regs(am, an)));
+        });
+      });
+    };
+
+    if (!a_in_registers) {
+      // A atoms of k step ks: matrices (rows 0-7, k 0-7), (rows 8-15, k 0-7), (rows 0-7, k
+      // 8-15), (rows 8-15, k 8-15) of atom am; stored [K, M] they are read transposed.
+      const Buffer aregs = make_buffer("a_frag", Scope::Local, ScalarType::U32, {AM * 4});
+      body.insert(body.begin(), decl_buffer(aregs));
+      body.push_back(slots_loop("ks", KS, [&](const Expr &ks) {
+        const Expr k0 = mul(ks, i32(16));
+        Stmt la = slots_loop("am", AM, [&](const Expr &am) {
+          const Expr mm = add(m0(am), mul(mod(mat, 2), i32(8))), kk = add(k0, mul(quot(mat, 2), i32(8)));
+          const Expr off = n->transpose_a ? shared_at(n->a, add(kk, row), mm) : shared_at(n->a, add(mm, row), kk);
+          std::vector<Expr> regs;
+          for (int i = 0; i < 4; ++i)
+            regs.push_back(add(mul(am, i32(4)), i32(i)));
+          return Stmt(std::make_shared<MatrixLoadNode>(aregs, regs, n->a.buffer, off, n->transpose_a));
+        });
+        return seq({la, load_b(ks, i32(0)), mma(aregs, [&](const Expr &am) {
+                      std::vector<Expr> regs;
+                      for (int i = 0; i < 4; ++i)
+                        regs.push_back(add(mul(am, i32(4)), i32(i)));
+                      return regs;
+                    }, i32(0))});
+      }));
+    } else {
+      // A in registers, laid out as the instruction's A: register i of k step ks is the pair
+      // at (vh, cs) = (0, 2 ks), (1, 2 ks), (0, 2 ks + 1), (1, 2 ks + 1) of atom row am.
+      const Fragment &af = at->second;
+      if (af.mma->rows != shape.rows || af.mma->warps_m != shape.warps_m || bytes(n->a.buffer->dtype) != 2)
+        return fail("a first operand in registers whose layout is not the instruction's A of this gemm");
+      const WarpView a(af, warp, k_.display_name);
+      // A register is a pair of adjacent slots (the low element at vl 0).
+      if (!is_const_int(sub(a.slot({{"vl", i32(1)}}), a.slot({{"vl", i32(0)}})), 1))
+        return fail("the first operand's register pairs are not adjacent slots");
+      auto a_regs = [&](const Expr &ks, const Expr &am) {
+        std::vector<Expr> regs;
+        for (int half = 0; half < 2; ++half)
+          for (int vh = 0; vh < 2; ++vh) {
+            Expr cs = add(mul(ks, i32(2)), i32(half));
+            regs.push_back(a.slot({{"rs", am}, {"cs", cs}, {"vh", i32(vh)}, {"vl", i32(0)}}));
+          }
+        return regs;
+      };
+      // The B atoms of the next k step are loaded before this step's mma.
+      body.push_back(load_b(i32(0), i32(0)));
+      body.push_back(slots_loop("ks", KS, [&](const Expr &ks) {
+        const Expr next = add(ks, i32(1));
+        Stmt prefetch = if_then_else(lt(next, i32(KS)), load_b(next, mul(mod(next, 2), i32(AN * 2))));
+        return seq({prefetch, mma(n->a.buffer, [&](const Expr &am) { return a_regs(ks, am); },
+                                  mul(mod(ks, 2), i32(AN * 2)))});
+      }));
+    }
+    // One block (its registers' scope): a Slots loop of one trip.
+    Stmt s = for_loop(make_var("g", ScalarType::I32), i32(0), i32(1), ForKind::Slots, seq(body));
+    s->loc = n->loc;
+    return s;
+  }
+
+private:
+  Kernel &k_;
+  const Target &t_;
+};
+
+} // namespace
+
+Kernel lower_mma(const Kernel &kernel, const Target &target) {
+  Kernel k = kernel;
+  Lowerer l(k, target);
+  k.body = l.mutate(kernel.body);
+  return k;
+}
+
+} // namespace tile::transforms

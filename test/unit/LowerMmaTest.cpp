@@ -1,0 +1,338 @@
+// lower-mma (lib/transforms/LowerMma.h) against the instructions' definitions: the IR the
+// pass makes of a tensor-core gemm is run on an emulated warp whose ldmatrix and
+// mma.sync m16n8k16 follow the PTX ISA's fragment tables (written here, independently of
+// the pass), on shared tiles filled through their shared layouts (padding, swizzles,
+// pipeline stages) with every other element NaN. Every register of the accumulator must
+// then hold, at the element its layout (ir/Fragment.h) says, the exact product of small
+// integers plus the accumulator's previous value (or none with clear_accum).
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+#include <map>
+#include <random>
+#include <utility>
+
+#include "ir/Fragment.h"
+#include "ir/IR.h"
+#include "ir/Printer.h"
+#include "ir/Target.h"
+#include "ir/Visitor.h"
+#include "transforms/LowerMma.h"
+#include "Folded.h"
+
+namespace tile::ir {
+namespace {
+
+using Matrix = std::vector<std::vector<double>>;
+
+Matrix random_matrix(std::int64_t rows, std::int64_t cols, std::mt19937 &rng) {
+  std::uniform_int_distribution<int> d(-3, 3);
+  Matrix m(rows, std::vector<double>(cols));
+  for (auto &r : m)
+    for (auto &x : r)
+      x = d(rng);
+  return m;
+}
+
+/// The (thread, slot) -> element map of a fragment, by the layout's own formula.
+std::map<std::pair<int, std::int64_t>, std::vector<std::int64_t>> places(const Fragment &f) {
+  std::map<std::pair<int, std::int64_t>, std::vector<std::int64_t>> m;
+  std::vector<int> sd = f.slot_digits();
+  std::int64_t combos = 1;
+  for (int i : sd)
+    combos *= f.digits[i].extent;
+  for (int t = 0; t < f.threads; ++t)
+    for (std::int64_t c = 0; c < combos; ++c) {
+      std::vector<Expr> values(f.digits.size());
+      std::int64_t rest = c;
+      for (auto it = sd.rbegin(); it != sd.rend(); ++it) {
+        values[*it] = int_imm(rest % f.digits[*it].extent);
+        rest /= f.digits[*it].extent;
+      }
+      std::vector<std::int64_t> idx;
+      for (int d = 0; d < f.rank(); ++d)
+        idx.push_back(folded(f.index(d, int_imm(t), values)));
+      m[{t, folded(f.slot(values))}] = idx;
+    }
+  return m;
+}
+
+/// One warp running lowered IR in lockstep. A 32-bit register is a pair of 16-bit values
+/// (low, high) or, in an f32 buffer, one value (low).
+class Warp {
+public:
+  using Reg = std::pair<double, double>;
+  Warp(int warp_index) : warp_(warp_index) {}
+  std::map<const BufferNode *, std::vector<double>> shared;         // by storage offset
+  std::map<const BufferNode *, std::array<std::vector<Reg>, 32>> local; // per lane
+  Var tid;
+
+  void run(const Stmt &s) {
+    if (!s)
+      return;
+    if (auto n = s->as<SeqNode>()) {
+      for (auto &x : n->stmts)
+        run(x);
+    } else if (auto n = s->as<DeclBufferNode>()) {
+      if (!local.count(n->buffer.get()))
+        for (auto &lane : local[n->buffer.get()])
+          lane.assign(n->buffer->num_elements(), {NAN, NAN});
+    } else if (auto n = s->as<ForNode>()) {
+      ASSERT_EQ(n->for_kind, ForKind::Slots);
+      const std::int64_t b = folded(n->begin), e = folded(n->extent);
+      for (std::int64_t i = b; i < b + e; ++i) {
+        env_[n->var.get()] = i;
+        run(n->body);
+      }
+      env_.erase(n->var.get());
+    } else if (auto n = s->as<IfNode>()) {
+      const std::int64_t c = eval(n->cond, 0);
+      for (int l = 1; l < 32; ++l)
+        ASSERT_EQ(eval(n->cond, l), c) << "a divergent condition";
+      run(c ? n->then_case : n->else_case);
+    } else if (auto n = s->as<StoreNode>()) {
+      auto f = n->value->as<FloatImmNode>();
+      ASSERT_TRUE(f && n->buffer->scope == Scope::Local);
+      for (int l = 0; l < 32; ++l)
+        at(n->buffer.get(), l, eval(n->indices[0], l)).first = f->value;
+    } else if (auto n = s->as<MatrixLoadNode>()) {
+      matrix_load(n);
+    } else if (auto n = s->as<MmaNode>()) {
+      mma(n);
+    } else {
+      FAIL() << "unexpected statement: " << to_string(s);
+    }
+  }
+
+  Reg &at(const BufferNode *b, int lane, std::int64_t i) {
+    auto &v = local.at(b)[lane];
+    EXPECT_TRUE(i >= 0 && i < std::int64_t(v.size())) << b->name << "[" << i << "]";
+    static Reg dummy;
+    return i >= 0 && i < std::int64_t(v.size()) ? v[i] : dummy;
+  }
+
+  std::int64_t eval(const Expr &e, int lane) {
+    Substituter s;
+    s.vars[tid.get()] = int_imm(warp_ * 32 + lane);
+    for (auto &[v, x] : env_)
+      s.vars[v] = int_imm(x);
+    return folded(s.mutate(e));
+  }
+
+private:
+  int warp_;
+  std::map<const VarNode *, std::int64_t> env_;
+
+  /// ldmatrix (PTX ISA): lane l gives the address of row l % 8 of matrix l / 8 and receives
+  /// of matrix i the elements (l / 4, 2 (l % 4) + {0, 1}), transposed (2 (l % 4) + {0, 1}, l / 4).
+  void matrix_load(const MatrixLoadNode *n) {
+    const int count = int(n->dst_regs.size());
+    auto &mem = shared.at(n->src.get());
+    std::vector<std::array<std::array<double, 8>, 8>> m(count);
+    for (int l = 0; l < 8 * count; ++l) {
+      const std::int64_t off = eval(n->src_offset, l);
+      ASSERT_TRUE(off >= 0 && off + 8 <= std::int64_t(mem.size())) << "lane " << l << " reads at " << off;
+      for (int c = 0; c < 8; ++c)
+        m[l / 8][l % 8][c] = mem[off + c];
+    }
+    for (int l = 0; l < 32; ++l)
+      for (int i = 0; i < count; ++i) {
+        const int r = l / 4, c = 2 * (l % 4);
+        at(n->dst.get(), l, eval(n->dst_regs[i], l)) =
+            n->transpose ? Reg{m[i][c][r], m[i][c + 1][r]} : Reg{m[i][r][c], m[i][r][c + 1]};
+      }
+  }
+
+  Reg operand(const Buffer &b, const Expr &r, int lane) {
+    const std::int64_t i = eval(r, lane);
+    if (b->dtype == ScalarType::U32)
+      return at(b.get(), lane, i);
+    return {at(b.get(), lane, i).first, at(b.get(), lane, i + 1).first};
+  }
+
+  /// mma.sync.m16n8k16.row.col (PTX ISA): with g = l / 4 and t = l % 4, A's registers hold
+  /// (g, 2t), (g + 8, 2t), (g, 2t + 8), (g + 8, 2t + 8) and the next columns; B's (k = 2t,
+  /// n = g), (2t + 8, g) and the next rows; C's (g, 2t), (g, 2t + 1), (g + 8, 2t), (g + 8, 2t + 1).
+  void mma(const MmaNode *n) {
+    ASSERT_EQ(n->m * 1000 + n->n * 100 + n->k, 16816);
+    ASSERT_EQ(n->a_regs.size(), 4u);
+    ASSERT_EQ(n->b_regs.size(), 2u);
+    ASSERT_EQ(n->c_regs.size(), 4u);
+    double A[16][16], B[16][8], C[16][8];
+    for (int l = 0; l < 32; ++l) {
+      const int g = l / 4, t = l % 4;
+      for (int i = 0; i < 4; ++i) {
+        Reg a = operand(n->a, n->a_regs[i], l);
+        const int r = g + (i % 2) * 8, c = 2 * t + (i / 2) * 8;
+        A[r][c] = a.first;
+        A[r][c + 1] = a.second;
+      }
+      for (int i = 0; i < 2; ++i) {
+        Reg b = operand(n->b, n->b_regs[i], l);
+        B[2 * t + i * 8][g] = b.first;
+        B[2 * t + i * 8 + 1][g] = b.second;
+      }
+      for (int i = 0; i < 4; ++i)
+        C[g + (i / 2) * 8][2 * t + i % 2] = at(n->c.get(), l, eval(n->c_regs[i], l)).first;
+    }
+    for (int l = 0; l < 32; ++l) {
+      const int g = l / 4, t = l % 4;
+      for (int i = 0; i < 4; ++i) {
+        const int r = g + (i / 2) * 8, c = 2 * t + i % 2;
+        double sum = C[r][c];
+        for (int k = 0; k < 16; ++k)
+          sum += A[r][k] * B[k][c];
+        at(n->c.get(), l, eval(n->c_regs[i], l)).first = sum;
+      }
+    }
+  }
+};
+
+struct Case {
+  std::int64_t M, N, K;
+  int warps_m, warps_n;
+  bool ta = false, tb = false, clear = false;
+  SharedLayout la{}, lb{}; // pitch 0: dense
+  int stages = 1;          // > 1: the operands are stage 1 of multi-buffered tiles
+  bool a_in_registers = false;
+};
+
+void check(const Case &cs) {
+  std::string problem;
+  const Target target = *cuda_target("sm_90a", problem);
+  std::mt19937 rng(unsigned(cs.M * 131 + cs.N * 17 + cs.K + cs.ta * 2 + cs.tb));
+  const int threads = 32 * cs.warps_m * cs.warps_n;
+  Kernel k;
+  k.display_name = "gemm_test";
+  k.threads = threads;
+  k.thread_index = make_var("tid", ScalarType::I32);
+
+  const Matrix A = random_matrix(cs.M, cs.K, rng), B = random_matrix(cs.K, cs.N, rng);
+  const Matrix C0 = random_matrix(cs.M, cs.N, rng);
+  // A shared operand: its tile (op's transpose as stored), at stage 1 of `stages` where several.
+  auto shared_operand = [&](const std::string &name, std::int64_t rows, std::int64_t cols, const SharedLayout &l,
+                            std::map<const BufferNode *, std::vector<double>> &mem, const auto &value) {
+    std::vector<std::int64_t> shape = {rows, cols};
+    if (cs.stages > 1)
+      shape.insert(shape.begin(), cs.stages);
+    Buffer b = make_buffer(name, Scope::Shared, ScalarType::BF16, shape);
+    if (l.pitch)
+      k.shared_layouts[b.get()] = l;
+    Region r;
+    r.buffer = b;
+    r.extent = shape;
+    r.begin.assign(shape.size(), int_imm(0));
+    r.tile_dims = {0, 1};
+    if (cs.stages > 1) {
+      r.begin[0] = int_imm(1);
+      r.extent[0] = 1;
+      r.tile_dims = {1, 2};
+    }
+    const SharedLayout *sl = l.pitch ? &l : nullptr;
+    auto &v = mem[b.get()];
+    v.assign(shared_storage_elements(*b, sl), NAN);
+    for (std::int64_t i = 0; i < rows; ++i)
+      for (std::int64_t j = 0; j < cols; ++j) {
+        std::vector<std::int64_t> idx = {i, j};
+        if (cs.stages > 1)
+          idx.insert(idx.begin(), 1);
+        v[shared_offset(*b, sl, idx)] = value(i, j);
+      }
+    return r;
+  };
+
+  std::map<const BufferNode *, std::vector<double>> mem;
+  Fragment cf = mma_fragment(MmaShape{MmaShape::C, cs.M, cs.N, cs.warps_m, cs.warps_n}, threads);
+  Buffer c = make_buffer("acc", Scope::Local, ScalarType::F32, {cf.slots()});
+  k.layouts[c.get()] = cf;
+  Region ra, rb = cs.tb ? shared_operand("Bs", cs.N, cs.K, cs.lb, mem, [&](auto i, auto j) { return B[j][i]; })
+                        : shared_operand("Bs", cs.K, cs.N, cs.lb, mem, [&](auto i, auto j) { return B[i][j]; });
+  Buffer p;
+  Fragment pf;
+  if (cs.a_in_registers) {
+    pf = mma_fragment(MmaShape{MmaShape::A, cs.M, cs.K, cs.warps_m, cs.warps_n}, threads);
+    p = make_buffer("p", Scope::Local, ScalarType::BF16, {pf.slots()});
+    k.layouts[p.get()] = pf;
+    ra = full_region(p);
+  } else {
+    ra = cs.ta ? shared_operand("As", cs.K, cs.M, cs.la, mem, [&](auto i, auto j) { return A[j][i]; })
+               : shared_operand("As", cs.M, cs.K, cs.la, mem, [&](auto i, auto j) { return A[i][j]; });
+  }
+  k.body = std::make_shared<GemmNode>(ra, rb, full_region(c), cs.ta, cs.tb, cs.clear, WarpPolicy::Square);
+  Kernel lowered = transforms::lower_mma(k, target);
+  SCOPED_TRACE(to_string(lowered.body));
+  bool gemm_left = false;
+  for_each_node(lowered.body, nullptr, [&](const Stmt &s) { gemm_left |= s->kind == StmtKind::Gemm; });
+  EXPECT_FALSE(gemm_left);
+
+  const auto c_places = places(cf);
+  for (int w = 0; w < threads / 32; ++w) {
+    Warp warp(w);
+    warp.tid = lowered.thread_index;
+    warp.shared = mem;
+    for (auto &lane : warp.local[c.get()])
+      lane.assign(cf.slots(), {NAN, NAN});
+    if (p) {
+      const auto p_places = places(pf);
+      for (auto &lane : warp.local[p.get()])
+        lane.assign(pf.slots(), {NAN, NAN});
+      for (auto &[where, idx] : p_places)
+        if (where.first / 32 == w)
+          warp.local[p.get()][where.first % 32][where.second].first = A[idx[0]][idx[1]];
+    }
+    for (auto &[where, idx] : c_places)
+      if (where.first / 32 == w)
+        warp.local[c.get()][where.first % 32][where.second].first = C0[idx[0]][idx[1]];
+    warp.run(lowered.body);
+    if (::testing::Test::HasFatalFailure())
+      return;
+    int wrong = 0;
+    for (auto &[where, idx] : c_places) {
+      if (where.first / 32 != w)
+        continue;
+      double want = cs.clear ? 0 : C0[idx[0]][idx[1]];
+      for (std::int64_t kk = 0; kk < cs.K; ++kk)
+        want += A[idx[0]][kk] * B[kk][idx[1]];
+      const double got = warp.local[c.get()][where.first % 32][where.second].first;
+      if (got != want && wrong++ < 5)
+        ADD_FAILURE() << "thread " << where.first << " slot " << where.second << " element (" << idx[0] << ", "
+                      << idx[1] << "): " << got << ", want " << want;
+    }
+    EXPECT_EQ(wrong, 0) << "warp " << w;
+  }
+}
+
+TEST(LowerMma, SharedOperandsDense) { check({.M = 64, .N = 64, .K = 32, .warps_m = 2, .warps_n = 2}); }
+
+TEST(LowerMma, SharedOperandsTransposedAndCleared) {
+  check({.M = 32, .N = 48, .K = 48, .warps_m = 2, .warps_n = 1, .ta = true, .tb = true, .clear = true});
+}
+
+TEST(LowerMma, PaddedStagedOperands) {
+  check({.M = 64, .N = 32, .K = 32, .warps_m = 2, .warps_n = 2, .la = {40, 0}, .lb = {40, 0}, .stages = 3});
+}
+
+TEST(LowerMma, SwizzledOperands) {
+  // Rows of 64 bf16 (128 bytes): the 128-byte swizzle; B transposed with 64-byte rows.
+  check({.M = 64, .N = 64, .K = 64, .warps_m = 2, .warps_n = 2, .tb = true, .la = {64, 128}, .lb = {64, 128}});
+  check({.M = 32, .N = 64, .K = 32, .warps_m = 1, .warps_n = 2, .ta = true, .la = {32, 64}, .lb = {64, 64},
+         .stages = 2});
+}
+
+TEST(LowerMma, OddAtomsAlongN) {
+  // 3 atoms of 8 columns a warp: two by one four-matrix load, the last by a two-matrix one.
+  check({.M = 32, .N = 24, .K = 32, .warps_m = 2, .warps_n = 1});
+  check({.M = 32, .N = 48, .K = 16, .warps_m = 1, .warps_n = 2, .tb = true, .la = {24, 0}, .lb = {24, 0}});
+}
+
+TEST(LowerMma, FirstOperandInRegisters) {
+  // FlashAttention-2's P V: P as the instruction's A in registers, V from shared memory.
+  check({.M = 64, .N = 64, .K = 64, .warps_m = 4, .warps_n = 1, .la = {}, .lb = {72, 0}, .stages = 2,
+         .a_in_registers = true});
+  check({.M = 32, .N = 40, .K = 32, .warps_m = 2, .warps_n = 1, .tb = true, .clear = true, .a_in_registers = true});
+  check({.M = 32, .N = 32, .K = 48, .warps_m = 1, .warps_n = 2, .lb = {32, 64}, .a_in_registers = true});
+}
+
+} // namespace
+} // namespace tile::ir
