@@ -236,7 +236,7 @@ void run_cuda(std::vector<ir::Kernel> kernels, const std::string &unit, const Op
       !passes.run("lower-gemm", kernels, transforms::lower_gemm) ||
       !passes.run("lower-fragments", kernels,
                   [&](const ir::Kernel &k) { return transforms::lower_fragments(k, target); }) ||
-      !passes.run("bind-threads", kernels, transforms::bind_threads) ||
+      !passes.run("bind-threads", kernels, [&](const ir::Kernel &k) { return transforms::bind_threads(k, target); }) ||
       !passes.run("inject-pipeline", kernels,
                   [&](const ir::Kernel &k) { return transforms::inject_pipeline(k, opts.stages); }) ||
       !passes.run("insert-sync", kernels, transforms::insert_sync) ||

@@ -159,7 +159,7 @@ bool operator==(const Fragment &a, const Fragment &b) {
   return key(a) == key(b);
 }
 
-Fragment matrix_fragment(std::int64_t rows, std::int64_t cols, int threads) {
+Fragment matrix_fragment(std::int64_t rows, std::int64_t cols, int threads, int warp) {
   // Vectors of up to 8 elements (16 bytes of bf16), narrower while that would leave
   // threads without a vector.
   std::int64_t vec = 8;
@@ -171,7 +171,7 @@ Fragment matrix_fragment(std::int64_t rows, std::int64_t cols, int threads) {
   // rows over all threads (a row over several warps: reductions also combine the warps
   // through shared memory).
   std::int64_t tc = 1;
-  const std::int64_t max_tc = rows * 32 >= threads ? 32 : threads / rows;
+  const std::int64_t max_tc = rows * warp >= threads ? warp : threads / rows;
   while (tc * 2 <= max_tc && (cols / vec) % (tc * 2) == 0 && threads % (tc * 2) == 0)
     tc *= 2;
   const std::int64_t tr = threads / tc, rs = (rows + tr - 1) / tr, cs = cols / (vec * tc);
@@ -185,36 +185,54 @@ Fragment matrix_fragment(std::int64_t rows, std::int64_t cols, int threads) {
   return f;
 }
 
-Fragment vector_fragment(std::int64_t n, int threads) {
-  Fragment f = matrix_fragment(1, n, threads);
+Fragment vector_fragment(std::int64_t n, int threads, int warp) {
+  Fragment f = matrix_fragment(1, n, threads, warp);
   f.shape = {n};
   for (Digit &g : f.digits)
     g.dim = g.dim == 0 ? Digit::Idle : 0; // the row digits: threads past the one row hold nothing
   return f;
 }
 
-Fragment mma_fragment(MmaShape m, int threads) {
-  const std::int64_t am = m.atoms_m(), an = m.cols / 8; // A: K / 8 columns of 8, in pairs per k16 step
+std::int64_t AtomLayout::registers() const {
+  std::int64_t n = 1;
+  for (const Digit &g : digits)
+    if (!g.thread)
+      n *= g.extent;
+  return n;
+}
+
+Fragment mma_fragment(MmaShape m, int threads, const AtomLayout &atom) {
+  m.atom_rows = atom.rows;
+  m.atom_cols = atom.cols;
   const bool c = m.operand == MmaShape::C;
-  const std::int64_t an_warp = c ? m.atoms_n() : an;
+  // Atoms a warp holds along the rows, and along the columns (A: K / cols atoms of K).
+  const std::int64_t am = m.atoms_m(), an_warp = c ? m.atoms_n() : m.cols / atom.cols;
+  const std::int64_t regs = atom.registers(), lanes = atom.lanes;
   Fragment f;
   f.shape = {m.rows, m.cols};
   f.threads = threads;
   f.mma = m;
-  // Lane l holds of each 16 x 8 atom the elements (l / 4 + 8 vh, 2 (l % 4) + vl), in slot
-  // ((am * AN + an) * 2 + vh) * 2 + vl (PTX ISA, mma.m16n8k16 fragments; A's registers of
-  // one k16 step are two such atoms side by side).
-  f.digits = {thread(0, m.warps_m, 32), slot(0, am, an_warp * 4, "rs"), slot(0, 2, 2, "vh"), thread(0, 8, 4)};
+  // Each dimension: the warp's place in the grid, the atom's place in the warp's tile
+  // (slots of whole atoms), then the instruction's table within the atom.
+  auto atom_digits = [&](int dim) {
+    for (Digit g : atom.digits)
+      if (g.dim == dim)
+        f.digits.push_back(g);
+  };
+  f.digits = {thread(0, m.warps_m, lanes), slot(0, am, an_warp * regs, "rs")};
+  atom_digits(0);
   if (c)
-    f.digits.push_back(thread(1, m.warps_n, 32 * m.warps_m));
-  f.digits.insert(f.digits.end(), {slot(1, an_warp, 4, "cs"), thread(1, 4, 1), slot(1, 2, 1, "vl")});
+    f.digits.push_back(thread(1, m.warps_n, lanes * m.warps_m));
+  f.digits.push_back(slot(1, an_warp, regs, "cs"));
+  atom_digits(1);
   if (!c && m.warps_n > 1)
-    f.digits.push_back(thread(Digit::Replica, m.warps_n, 32 * m.warps_m)); // every N warp needs the rows
+    f.digits.push_back(thread(Digit::Replica, m.warps_n, lanes * m.warps_m)); // every N warp needs the rows
   f.digits.erase(std::remove_if(f.digits.begin(), f.digits.end(), [](const Digit &g) { return g.thread && g.extent == 1; }),
                  f.digits.end());
+  const std::string atoms = "m" + std::to_string(atom.rows) + "n" + std::to_string(atom.cols) + " atoms)";
   f.description = (c ? "mma(" : "mma operand a(") + std::to_string(m.rows) + "x" + std::to_string(m.cols) + ", " +
                   std::to_string(m.warps_m) + "x" + std::to_string(m.warps_n) + " warps of " + std::to_string(am) +
-                  "x" + std::to_string(c ? m.atoms_n() : an) + " m16n8 atoms)";
+                  "x" + std::to_string(an_warp) + " " + atoms;
   return f;
 }
 

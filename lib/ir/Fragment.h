@@ -20,7 +20,8 @@
 //   matrix:    dim 0 = [rs: slot, stride CS V][tr: thread, stride TC]
 //              dim 1 = [cs: slot, stride V][tc: thread, stride 1][v: slot, stride 1]
 //   its rows:  dim 0 = [rs: slot, stride 1][tr: thread, stride TC], replica [tc: thread, stride 1]
-//   mma.sync m16n8k16 accumulator on WM x WN warps of AM x AN atoms:
+//   mma.sync m16n8k16 accumulator on WM x WN warps of AM x AN atoms (its atom's table,
+//   from the target: [vh: slot 2][q: thread 4] x [r: thread 1][vl: slot 1]):
 //              dim 0 = [wm: thread 32][am: slot 4 AN][vh: slot 2][q: thread 4]     (8 rows q)
 //              dim 1 = [wn: thread 32 WM][an: slot 4][r: thread 1][vl: slot 1]   (4 lanes r)
 #pragma once
@@ -49,13 +50,30 @@ struct Digit {
   std::string name;        // a slot digit's loop variable ("rs", "cs", "v", ...)
 };
 
-/// The instruction a tensor-core layout belongs to (mma.sync m16n8k16 on a warp grid).
+/// One tensor-core instruction's accumulator tile (its atom) as a warp holds it: which lane
+/// holds which element of the atom's rows x cols, in which of the atom's registers. It is
+/// the instruction's own table, given by the target (ir/Target.h, MmaAtom): digits of
+/// dimensions 0 and 1, outer to inner, whose thread digits count lanes and whose slot
+/// digits count the atom's registers. The first operand of K columns is laid out as K /
+/// cols such atoms side by side (mma.sync m16n8k16: A's 16 x 16 registers are two 16 x 8
+/// accumulator atoms).
+struct AtomLayout {
+  std::int64_t rows = 0, cols = 0;
+  int lanes = 0;
+  std::vector<Digit> digits;
+  /// Registers a lane holds of one atom.
+  std::int64_t registers() const;
+};
+
+/// The tensor-core layout of a fragment: an operand of the instruction whose atoms are
+/// atom_rows x atom_cols, on a warp grid.
 struct MmaShape {
   enum Operand { A, C } operand = C;
   std::int64_t rows = 0, cols = 0; // of the fragment
   int warps_m = 1, warps_n = 1;
-  std::int64_t atoms_m() const { return rows / (16 * warps_m); }
-  std::int64_t atoms_n() const { return cols / (8 * warps_n); }
+  std::int64_t atom_rows = 0, atom_cols = 0; // set by mma_fragment from the instruction's atom
+  std::int64_t atoms_m() const { return rows / (atom_rows * warps_m); }
+  std::int64_t atoms_n() const { return cols / (atom_cols * warps_n); }
   friend bool operator==(const MmaShape &, const MmaShape &) = default;
 };
 
@@ -104,14 +122,15 @@ Expr thread_digit_is_zero(const Expr &tid, std::int64_t stride, std::int64_t ext
 
 /// The register layout tile gives an R x C fragment on `threads` threads: the widest vector
 /// of up to 8 elements that divides C (narrower while that leaves threads without a vector),
-/// then as many threads per row as divide the vectors of a row (at most 32 when there are
-/// several rows, so that a row's threads are lanes of one warp).
-Fragment matrix_fragment(std::int64_t rows, std::int64_t cols, int threads);
+/// then as many threads per row as divide the vectors of a row (at most a warp of `warp`
+/// threads when there are several rows, so that a row's threads are lanes of one warp).
+Fragment matrix_fragment(std::int64_t rows, std::int64_t cols, int threads, int warp);
 /// A rank-1 fragment of n elements laid out as the 1 x n matrix.
-Fragment vector_fragment(std::int64_t n, int threads);
-/// The layout of mma.sync m16n8k16's accumulator (operand C) or first operand (A, the same
-/// places with K as columns) over a warp grid; A is replicated over the N warps.
-Fragment mma_fragment(MmaShape shape, int threads);
+Fragment vector_fragment(std::int64_t n, int threads, int warp);
+/// The layout of a tensor-core instruction's accumulator (operand C) or first operand (A,
+/// the same places with K as columns) over a warp grid, `atom` the instruction's table: the
+/// warps' tiles, each of atoms_m x atoms_n atoms; A is replicated over the N warps.
+Fragment mma_fragment(MmaShape shape, int threads, const AtomLayout &atom);
 
 /// Dimension `dim` reduced away: its thread digits become replicas (the threads that held
 /// different elements along it now hold the same one), its slot digits go.

@@ -34,7 +34,15 @@ std::optional<Target> cuda_target(const std::string &arch, std::string &problem)
   t.shared_alignment = 128; // the widest vector and the bulk tensor copy's boxes
   // mma.sync.m16n8k16 with bf16 operands, ldmatrix and cp.async: sm_80 and later.
   if (cc >= 80) {
-    t.mma = MmaAtom{"mma.sync.m16n8k16", 16, 8, 16};
+    // Lane l holds of the 16 x 8 accumulator the elements (l / 4 + 8 vh, 2 (l % 4) + vl) in
+    // register 2 vh + vl (PTX ISA, the fragments of mma.m16n8k16).
+    AtomLayout acc;
+    acc.rows = 16;
+    acc.cols = 8;
+    acc.lanes = t.warp_size;
+    acc.digits = {Digit{0, 2, false, 2, "vh"}, Digit{0, 8, true, 4, ""}, Digit{1, 4, true, 1, ""},
+                  Digit{1, 2, false, 1, "vl"}};
+    t.mma = MmaAtom{"mma.sync.m16n8k16", 16, 8, 16, acc, 16};
     t.async_copy = true;
   }
   t.bulk_tensor_copy = t.warpgroup_mma = cc == 90 && specific;

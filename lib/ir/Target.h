@@ -9,12 +9,21 @@
 #include <string>
 #include <vector>
 
+#include "ir/Fragment.h"
+
 namespace tile::ir {
 
-/// A warp-level tensor-core instruction: its tile, and the operand types it takes.
+/// A warp-level tensor-core instruction: its tile, and which lane holds which element of
+/// its m x n accumulator in which register (the layout algebra's table of the instruction,
+/// from which mma_fragment builds every tensor-core fragment).
 struct MmaAtom {
   std::string name; // "mma.sync.m16n8k16"
   int m = 0, n = 0, k = 0;
+  AtomLayout accumulator;
+  /// Its operands are read from shared memory in rows of this many bytes, 8 rows at once
+  /// (ldmatrix): operand rows a whole number of them, padded by one where rows an even
+  /// number of them apart would share banks.
+  int operand_row_bytes = 0;
 };
 
 struct Target {

@@ -44,10 +44,10 @@ class Serialize : public IRMutator {
 };
 
 /// The lanes of a vector access for a nest of `total` iterations whose innermost loop has
-/// `extent` and whose body is `body`: 16 bytes of its widest global tensor element, at
-/// most 8, dividing the extent, narrower while that would leave some of the `threads`
-/// without a vector; 1 when it touches no tensor.
-std::int64_t vector_width(const Stmt &body, std::int64_t extent, std::int64_t total, int threads) {
+/// `extent` and whose body is `body`: the target's widest access (`vector_bytes`) of its
+/// widest global tensor element, at most 8, dividing the extent, narrower while that would
+/// leave some of the `threads` without a vector; 1 when it touches no tensor.
+std::int64_t vector_width(const Stmt &body, std::int64_t extent, std::int64_t total, int threads, int vector_bytes) {
   int widest = 0;
   for_each_node(
       body,
@@ -61,7 +61,7 @@ std::int64_t vector_width(const Stmt &body, std::int64_t extent, std::int64_t to
       });
   if (widest == 0)
     return 1;
-  std::int64_t vec = std::min(8, 16 / widest);
+  std::int64_t vec = std::max(1, std::min(8, vector_bytes / widest));
   while (vec > 1 && (extent % vec != 0 || total / vec < threads))
     vec /= 2;
   return std::max<std::int64_t>(vec, 1);
@@ -82,10 +82,10 @@ bool writes_local(const Stmt &s) {
 
 class Binder : public IRMutator {
 public:
-  explicit Binder(int threads) : threads_(threads) {}
+  Binder(int threads, int vector_bytes) : threads_(threads), vector_bytes_(vector_bytes) {}
 
 private:
-  const int threads_;
+  const int threads_, vector_bytes_;
   Stmt mutate_For(const Stmt &self, const ForNode *n) override {
     if (!is_bindable(self))
       return IRMutator::mutate_For(self, n);
@@ -112,7 +112,7 @@ private:
     std::int64_t total = 1;
     for (auto &l : levels)
       total *= *as_const_int(l.loop->extent);
-    const std::int64_t vec = vector_width(s, *as_const_int(levels.back().loop->extent), total, threads_);
+    const std::int64_t vec = vector_width(s, *as_const_int(levels.back().loop->extent), total, threads_, vector_bytes_);
     if (levels.size() == 1 && vec == 1)
       return for_loop(n->var, n->begin, n->extent, ForKind::Threads, Serialize().mutate(n->body));
     // Thread t runs vectors t, t + threads, ... of `vec` consecutive elements of the
@@ -153,9 +153,9 @@ private:
 
 Stmt serialize_parallel_loops(const Stmt &s) { return Serialize().mutate(s); }
 
-Kernel bind_threads(const Kernel &kernel) {
+Kernel bind_threads(const Kernel &kernel, const Target &target) {
   Kernel k = kernel;
-  k.body = Binder(kernel.threads).mutate(kernel.body);
+  k.body = Binder(kernel.threads, target.max_vector_bytes).mutate(kernel.body);
   return k;
 }
 

@@ -87,18 +87,20 @@ std::optional<MmaShape> mma_plan(const GemmNode *g, int threads, const Target &t
   if (threads % warp != 0)
     return no("the block's threads are not whole warps");
   const std::int64_t M = c->extent(0), N = c->extent(1), K = g->transpose_a ? a->extent(0) : a->extent(1);
-  // ldmatrix reads 16-byte rows: row strides and k steps in multiples of 8 elements.
+  // The operands are read in rows of operand_row_bytes (ldmatrix: 16 bytes, 8 elements).
   if (K % ak != 0)
     return no("K = " + std::to_string(K) + " is not a multiple of " + std::to_string(ak));
-  if (a->extent(1) % 8 != 0 || b->extent(1) % 8 != 0)
-    return no("operand rows are not a multiple of 8 elements (16 bytes)");
+  const int row_bytes = target.mma->operand_row_bytes, row_elements = row_bytes / bytes(a->dtype);
+  if (a->extent(1) % row_elements != 0 || b->extent(1) % row_elements != 0)
+    return no("operand rows are not a multiple of " + std::to_string(row_elements) + " elements (" +
+              std::to_string(row_bytes) + " bytes)");
   const int warps = threads / warp;
   std::optional<MmaShape> best;
   auto consider = [&](int wm) {
     const int wn = warps / wm;
     if (warps % wm != 0 || M % (am * wm) != 0 || N % (an * wn) != 0)
       return;
-    MmaShape l{MmaShape::C, M, N, wm, wn};
+    MmaShape l{MmaShape::C, M, N, wm, wn, am, an};
     if (M * N / threads > target.max_accumulator_registers)
       return;
     // Square: the warp tile closest to square (fewest operand loads per mma).
@@ -278,11 +280,11 @@ private:
       const BufferNode *a = g.g->a.buffer.get(), *c = g.g->c.buffer.get();
       if (!g.mma || !in_registers(c))
         continue;
-      if (!assign(c, mma_fragment(*g.mma, k_.threads)))
+      if (!assign(c, mma_fragment(*g.mma, k_.threads, target_.mma->accumulator)))
         to_shared(c, "the accumulator of two gemms that lay it out differently");
       if (in_registers(a)) {
         MmaShape op{MmaShape::A, g.mma->rows, a->extent(1), g.mma->warps_m, g.mma->warps_n};
-        if (!assign(a, mma_fragment(op, k_.threads)))
+        if (!assign(a, mma_fragment(op, k_.threads, target_.mma->accumulator)))
           to_shared(a, "operand a of gemms that need it laid out differently");
       }
     }
@@ -383,17 +385,17 @@ private:
       return nullptr;
     };
     if (auto n = open_nest(2, true)) {
-      bind(*n, matrix_fragment(n->extents[0], n->extents[1], k_.threads));
+      bind(*n, matrix_fragment(n->extents[0], n->extents[1], k_.threads, target_.warp_size));
     } else if (auto b = lone(2)) {
-      assign(b, matrix_fragment(b->extent(0), b->extent(1), k_.threads));
+      assign(b, matrix_fragment(b->extent(0), b->extent(1), k_.threads, target_.warp_size));
     } else if (auto n2 = open_nest(2, false)) {
-      chosen_.emplace(n2, matrix_fragment(n2->extents[0], n2->extents[1], k_.threads));
+      chosen_.emplace(n2, matrix_fragment(n2->extents[0], n2->extents[1], k_.threads, target_.warp_size));
       bind(*n2, chosen_.at(n2));
     } else if (auto n1 = open_nest(1, false)) {
-      chosen_.emplace(n1, vector_fragment(n1->extents[0], k_.threads));
+      chosen_.emplace(n1, vector_fragment(n1->extents[0], k_.threads, target_.warp_size));
       bind(*n1, chosen_.at(n1));
     } else if (auto v = lone(1)) {
-      assign(v, vector_fragment(v->extent(0), k_.threads));
+      assign(v, vector_fragment(v->extent(0), k_.threads, target_.warp_size));
     } else {
       return false;
     }
@@ -736,8 +738,9 @@ Kernel infer_layout(const Kernel &kernel, const Target &target, const InferLayou
       k.remarks.push_back({a->loc, what + "col_major is not acted on yet: the tile stays row-major"});
     }
   });
-  // ldmatrix reads 16 bytes from each of 8 rows at once: rows an even number of 16-byte
-  // units apart share banks. One more unit per row spreads them over all banks.
+  // ldmatrix reads 16 bytes (the target's operand_row_bytes) from each of 8 rows at once:
+  // rows an even number of such units apart share banks. One more unit per row spreads
+  // them over all banks.
   for_each_node(k.body, nullptr, [&](const Stmt &s) {
     auto g = s->as<GemmNode>();
     if (!g)
@@ -748,9 +751,10 @@ Kernel infer_layout(const Kernel &kernel, const Target &target, const InferLayou
     for (const Buffer *b : {&g->a.buffer, &g->b.buffer}) {
       if (k.layouts.count(b->get()) || k.shared_layouts.count(b->get()))
         continue; // in registers, or laid out as annotate_layout asked
-      const std::int64_t row = (*b)->extent(1), units = row * bytes((*b)->dtype) / 16;
+      const int unit = target.mma->operand_row_bytes;
+      const std::int64_t row = (*b)->extent(1), units = row * bytes((*b)->dtype) / unit;
       if (units % 2 == 0)
-        k.shared_layouts[b->get()] = SharedLayout{row + 16 / bytes((*b)->dtype), 0};
+        k.shared_layouts[b->get()] = SharedLayout{row + unit / bytes((*b)->dtype), 0};
     }
   });
   return k;

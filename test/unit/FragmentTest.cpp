@@ -13,10 +13,20 @@
 #include "ir/Fragment.h"
 #include "ir/IR.h"
 #include "ir/Printer.h"
+#include "ir/Target.h"
 #include "Folded.h"
 
 namespace tile::ir {
 namespace {
+
+/// mma.sync m16n8k16's accumulator table, as the CUDA targets give it.
+const AtomLayout &mma_atom() {
+  static const AtomLayout atom = [] {
+    std::string problem;
+    return cuda_target("sm_90a", problem)->mma->accumulator;
+  }();
+  return atom;
+}
 
 using Index = std::vector<std::int64_t>;
 using Holder = std::pair<int, std::int64_t>; // (thread, slot)
@@ -82,7 +92,7 @@ TEST(Fragment, MatrixLayoutsHoldEachElementOnce) {
   for (int threads : {32, 64, 96, 128, 256})
     for (std::int64_t rows : {1, 3, 4, 8, 16, 37})
       for (std::int64_t cols : {1, 5, 8, 16, 24, 100, 256, 1024}) {
-        Fragment f = matrix_fragment(rows, cols, threads);
+        Fragment f = matrix_fragment(rows, cols, threads, 32);
         EXPECT_EQ(f.replicas(), 1);
         // A row's threads share a warp when there are rows enough for every warp.
         std::int64_t tc = f.digits[3].extent;
@@ -97,7 +107,7 @@ TEST(Fragment, MatrixLayoutsHoldEachElementOnce) {
 TEST(Fragment, VectorLayoutsLeaveSpareThreadsIdle) {
   for (int threads : {32, 128, 256})
     for (std::int64_t n : {1, 4, 5, 64, 100, 256, 4096}) {
-      Fragment f = vector_fragment(n, threads);
+      Fragment f = vector_fragment(n, threads, 32);
       expect_well_formed(f);
     }
 }
@@ -105,7 +115,7 @@ TEST(Fragment, VectorLayoutsLeaveSpareThreadsIdle) {
 TEST(Fragment, RowsAndColumnsAreHeldByTheMatrixThreads) {
   const int threads = 128;
   for (auto [rows, cols] : {std::pair<std::int64_t, std::int64_t>{4, 256}, {8, 16}, {3, 5}, {16, 64}}) {
-    Fragment m = matrix_fragment(rows, cols, threads);
+    Fragment m = matrix_fragment(rows, cols, threads, 32);
     auto matrix = holders(m);
     auto row_vec = holders(drop_dim(m, 1)), col_vec = holders(drop_dim(m, 0));
     ASSERT_EQ(std::int64_t(row_vec.size()), rows);
@@ -134,12 +144,12 @@ TEST(Fragment, MmaAccumulatorsHoldEachElementOnce) {
       if (rows % (16 * wm) || cols % (8 * wn))
         continue;
       const int threads = 32 * wm * wn;
-      Fragment c = mma_fragment({MmaShape::C, rows, cols, wm, wn}, threads);
+      Fragment c = mma_fragment({MmaShape::C, rows, cols, wm, wn}, threads, mma_atom());
       expect_well_formed(c);
       EXPECT_EQ(c.slots(), rows * cols / threads);
       expect_well_formed(drop_dim(c, 1)); // a row reduction's destination
       if (cols % 16 == 0)
-        expect_well_formed(mma_fragment({MmaShape::A, rows, cols, wm, wn}, threads));
+        expect_well_formed(mma_fragment({MmaShape::A, rows, cols, wm, wn}, threads, mma_atom()));
     }
 }
 
@@ -147,8 +157,8 @@ TEST(Fragment, MmaAccumulatorsHoldEachElementOnce) {
 // and tig = lane % 4, C register i is at row groupID + 8 (i / 2), column 2 tig + i % 2; A
 // element a_i is at row groupID + 8 ((i / 2) % 2), column 2 tig + i % 2 + 8 (i / 4).
 TEST(Fragment, MmaAtomsAreThePtxFragments) {
-  Fragment c = mma_fragment({MmaShape::C, 16, 8, 1, 1}, 32);
-  Fragment a = mma_fragment({MmaShape::A, 16, 16, 1, 1}, 32);
+  Fragment c = mma_fragment({MmaShape::C, 16, 8, 1, 1}, 32, mma_atom());
+  Fragment a = mma_fragment({MmaShape::A, 16, 16, 1, 1}, 32, mma_atom());
   auto hc = holders(c), ha = holders(a);
   for (int lane = 0; lane < 32; ++lane) {
     const int g = lane / 4, tig = lane % 4;
@@ -164,17 +174,27 @@ TEST(Fragment, MmaAtomsAreThePtxFragments) {
 // register for register, the A operand of the next gemm P V over the same warps.
 TEST(Fragment, AccumulatorIsTheNextGemmsOperandOnFullRowWarps) {
   for (std::int64_t n : {32, 64, 128}) {
-    Fragment c = mma_fragment({MmaShape::C, 64, n, 4, 1}, 128), a = mma_fragment({MmaShape::A, 64, n, 4, 1}, 128);
+    Fragment c = mma_fragment({MmaShape::C, 64, n, 4, 1}, 128, mma_atom()), a = mma_fragment({MmaShape::A, 64, n, 4, 1}, 128, mma_atom());
     EXPECT_TRUE(c == a) << digits_string(c) << " vs " << digits_string(a);
     auto hc = holders(c), ha = holders(a);
     EXPECT_EQ(hc, ha);
   }
   // Over a 2 x 2 grid the operand is replicated over the N warps: not the accumulator.
-  EXPECT_FALSE(mma_fragment({MmaShape::C, 64, 64, 2, 2}, 128) == mma_fragment({MmaShape::A, 64, 64, 2, 2}, 128));
+  EXPECT_FALSE(mma_fragment({MmaShape::C, 64, 64, 2, 2}, 128, mma_atom()) == mma_fragment({MmaShape::A, 64, 64, 2, 2}, 128, mma_atom()));
+}
+
+// The warp size is the target's: on 64-wide wavefronts a row takes up to 64 threads, whose
+// reductions then stay inside one wavefront.
+TEST(Fragment, RowsTakeAWarpOfTheTargetsWidth) {
+  Fragment w64 = matrix_fragment(8, 512, 256, 64), w32 = matrix_fragment(8, 512, 256, 32);
+  expect_well_formed(w64);
+  expect_well_formed(w32);
+  EXPECT_EQ(to_string(w64), "matrix(8x512, vec 8, 4x64 threads)");
+  EXPECT_EQ(to_string(w32), "matrix(8x512, vec 8, 8x32 threads)");
 }
 
 TEST(Fragment, SelectDimsPermutesAndRestricts) {
-  Fragment m = matrix_fragment(16, 64, 128);
+  Fragment m = matrix_fragment(16, 64, 128, 32);
   std::vector<int> origin;
   Fragment id = select_dims(m, {0, 1}, &origin);
   EXPECT_TRUE(id == m);
@@ -195,7 +215,7 @@ TEST(Fragment, SelectDimsPermutesAndRestricts) {
 
 // The shapes lower-fragments prints (test/lit/transforms/lower-fragments.cpp reads them).
 TEST(Fragment, FormulaReadsAsWritten) {
-  Fragment m = matrix_fragment(4, 256, 128);
+  Fragment m = matrix_fragment(4, 256, 128, 32);
   Var tid = make_var("tid", ScalarType::I32);
   std::vector<Expr> values(m.digits.size());
   for (int i : m.slot_digits())
@@ -206,7 +226,7 @@ TEST(Fragment, FormulaReadsAsWritten) {
   EXPECT_EQ(to_string(drop_dim(m, 1).first_replica(tid)), "tid % 32 == 0");
   EXPECT_EQ(to_string(drop_dim(m, 0).first_replica(tid)), "tid < 32");
   EXPECT_EQ(to_string(m), "matrix(4x256, vec 8, 4x32 threads)");
-  EXPECT_EQ(to_string(mma_fragment({MmaShape::C, 64, 64, 2, 2}, 128)), "mma(64x64, 2x2 warps of 2x4 m16n8 atoms)");
+  EXPECT_EQ(to_string(mma_fragment({MmaShape::C, 64, 64, 2, 2}, 128, mma_atom())), "mma(64x64, 2x2 warps of 2x4 m16n8 atoms)");
 }
 
 } // namespace

@@ -243,7 +243,7 @@ void check(const Case &cs) {
   };
 
   std::map<const BufferNode *, std::vector<double>> mem;
-  Fragment cf = mma_fragment(MmaShape{MmaShape::C, cs.M, cs.N, cs.warps_m, cs.warps_n}, threads);
+  Fragment cf = mma_fragment(MmaShape{MmaShape::C, cs.M, cs.N, cs.warps_m, cs.warps_n}, threads, target.mma->accumulator);
   Buffer c = make_buffer("acc", Scope::Local, ScalarType::F32, {cf.slots()});
   k.layouts[c.get()] = cf;
   Region ra, rb = cs.tb ? shared_operand("Bs", cs.N, cs.K, cs.lb, mem, [&](auto i, auto j) { return B[j][i]; })
@@ -251,7 +251,7 @@ void check(const Case &cs) {
   Buffer p;
   Fragment pf;
   if (cs.a_in_registers) {
-    pf = mma_fragment(MmaShape{MmaShape::A, cs.M, cs.K, cs.warps_m, cs.warps_n}, threads);
+    pf = mma_fragment(MmaShape{MmaShape::A, cs.M, cs.K, cs.warps_m, cs.warps_n}, threads, target.mma->accumulator);
     p = make_buffer("p", Scope::Local, ScalarType::BF16, {pf.slots()});
     k.layouts[p.get()] = pf;
     ra = full_region(p);
