@@ -209,12 +209,25 @@ protected:
   }
 
   /// The conditions under which all of region `r` lies inside its buffer; empty for
-  /// non-global buffers.
-  std::vector<Expr> inside(const Region &r) const {
+  /// non-global buffers. `narrow`: in 32 bits where the target computes indices so.
+  std::vector<Expr> inside(const Region &r, bool narrow = false) const {
     std::vector<Expr> conds;
     if (r.buffer->scope != Scope::Global)
       return conds;
     for (int d = 0; d < r.buffer->rank(); ++d) {
+      if (narrow && width_ == IndexWidth::Narrow && !as_const_int(r.begin[d]) && is_signed(r.begin[d]->type) &&
+          bits(r.begin[d]->type) <= 32 && r.extent[d] < narrow_extent_margin) {
+        // A tile's corner that varies: in 32 bits, its end as the size less the extent (the
+        // same in every thread); the runtime keeps sizes at most 2^31 -
+        // narrow_extent_margin, so neither side wraps. (nvcc then keeps fewer 64-bit values
+        // live across attention's loop.) A constant corner folds into one comparison as it is.
+        const Expr begin = cast(ScalarType::I32, r.begin[d]);
+        if (!nonneg(r.begin[d]))
+          conds.push_back(binary(BinaryOp::GE, begin, int_imm(0)));
+        conds.push_back(binary(BinaryOp::LE, begin,
+                               sub(cast(ScalarType::I32, r.buffer->shape[d]), int_imm(r.extent[d]))));
+        continue;
+      }
       const Expr begin = checked_index(r.begin[d]);
       if (!nonneg(r.begin[d]))
         conds.push_back(binary(BinaryOp::GE, begin, int_imm(0, ScalarType::I64)));
@@ -237,7 +250,10 @@ protected:
       Expr value = guarded ? read(src.buffer, sidx, dst.buffer->dtype) : cast(dst.buffer->dtype, load(src.buffer, sidx));
       return build_loops(l, guarded ? bounds(dst.buffer, didx) : std::vector<Expr>{}, store(dst.buffer, didx, value));
     };
-    std::vector<Expr> conds = inside(src), more = inside(dst);
+    // Tiles loaded into shared memory (the operands of gemm loops, where registers are
+    // scarcest) test their corners in 32 bits where they can.
+    const bool narrow = dst.buffer->scope == Scope::Shared;
+    std::vector<Expr> conds = inside(src, narrow), more = inside(dst);
     conds.insert(conds.end(), more.begin(), more.end());
     if (conds.empty())
       return lower(true);

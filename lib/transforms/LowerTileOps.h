@@ -8,7 +8,10 @@
 //     negative index) give zero through a select, writes past an edge are skipped by an If
 //     placed around the innermost loop that the condition depends on. Only the bounds that
 //     can be crossed are checked: none for shared / fragment / local buffers, and no
-//     lower bound where the index is provably non-negative.
+//     lower bound where the index is provably non-negative. Where the tensor side can lie
+//     wholly inside the tensor, one test per tile chooses an unguarded loop (with
+//     IndexWidth::Narrow, a copy into shared memory tests a varying corner in 32 bits:
+//     begin <= size - extent).
 //   - reduce_* becomes parallel loops over the kept dimensions around a serial loop over
 //     the reduced one that combines into a scalar accumulator (Declare / Assign), starting
 //     from the identity (clear) or from the destination's value (accumulate). Reductions of
@@ -30,7 +33,11 @@ inline constexpr const char lower_tile_ops_pass_name[] = "lower-tile-ops";
 /// index expression's own type, as C++ would; the target's runtime refuses tensors with a
 /// dimension large enough for an index to wrap (CUDA: 64-bit index arithmetic costs the
 /// memory-bound kernels about half their speed, through registers).
+/// Narrow also tests whether a tile lies inside a tensor in 32 bits (begin <= size -
+/// extent), for tiles of fewer than `narrow_extent_margin` elements a dimension: the
+/// margin between 2^31 and the runtime's largest dimension.
 enum class IndexWidth { Wide, Narrow };
+inline constexpr std::int64_t narrow_extent_margin = std::int64_t(1) << 24;
 
 ir::Kernel lower_tile_ops(const ir::Kernel &kernel, IndexWidth width = IndexWidth::Wide);
 

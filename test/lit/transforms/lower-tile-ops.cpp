@@ -133,3 +133,23 @@ namespace T = tile;
   T::atomic_add(y(bx), 1.0f);
   T::atomic_max(z.at(0, 0), f);
 }
+
+// On CUDA (indices in 32 bits, IndexWidth::Narrow) a copy into shared memory tests its
+// varying corner in 32 bits against the size less the extent, once per tile; a constant
+// corner, and the tiles copied elsewhere, keep the 64-bit test.
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-print-after=lower-tile-ops \
+// RUN:   -fplugin-arg-tile-stop-after=lower-tile-ops %s 2>&1 | FileCheck %s --check-prefix=NARROW
+// NARROW-LABEL: kernel corners(
+// NARROW: if (k * 32 <= i32(x.size(0)) - 32 && i64(64) <= x.size(1)) {
+// NARROW: if (i64(k * 32) + i64(32) <= x.size(0) && i64(64) <= x.size(1)) {
+[[tile::kernel]] void corners(T::tensor<const T::bf16, 2> x, T::tensor<T::bf16, 2> y) {
+  auto [bx] = T::grid(1);
+  T::shared<T::bf16, 32, 64> s;
+  T::fragment<T::bf16, 32, 64> f;
+  for (int k : T::serial(T::ceildiv(x.size(0), 32))) {
+    T::copy(x.at(k * 32, 0), s);
+    T::copy(x.at(k * 32, 0), f);
+    T::copy(s, y.at(k * 32, 0));
+    T::copy(f, y.at(k * 32, 0));
+  }
+}

@@ -42,11 +42,12 @@ namespace T = tile;
   T::shared<T::bf16, 8, 16> s;
   T::fragment<float, 8, 16> f;
   T::local<float, 2> l;
-  // The copy in: one test whether the tile lies inside X; then two elements a thread
+  // The copy in: one test whether the tile lies inside X (into shared memory: the corner
+  // that varies in 32 bits, against the size less the extent); then two elements a thread
   // (64 threads: one iteration each, no loop), loaded as one 4-byte access where X allows
   // such vectors (a flag tested once, outside the thread's loop), else one by one; for a
   // tile at X's edge, the flag and the bounds at each access.
-  // CHECK-NEXT: if ((int64_t)(bx * 8) + 8l <= X_size0 && 16l <= X_size1) {
+  // CHECK-NEXT: if (bx * 8 <= (int32_t)X_size0 - 8 && 16l <= X_size1) {
   // (lower-vector-access decides; the codegen prints its flags, moves and lane arrays.)
   // CHECK-NEXT: if (X_vec4) {
   // (lower-thread-loops: the thread's one iteration as a block, the index as tid.)
