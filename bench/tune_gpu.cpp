@@ -1,11 +1,14 @@
 // Tile-shape exploration on the GPU: the GEMM of the examples with its tile sizes, thread
 // count and stages as template parameters, each variant checked against a float64
-// reference on sampled rows and timed as the examples are (example::time_ms); and a plain
-// copy, the bandwidth the memory-bound examples are measured against. (The variants of
-// the norm kernels tried so far, and their figures, are in bench/NOTES.md.)
-// Prints one line per variant; used to choose the examples' defaults (bench/NOTES.md).
-//   tune_gpu [gemm|copy|all] [sizes: N for gemm, M N for copy]
+// reference on sampled rows and timed as the examples are (example::time_ms); the
+// attention kernel of examples/flash_attention.h at b4 h32 s4096 with its key block and
+// stages varied, each variant checked against the example's own choice (which the example
+// checks against float64); and a plain copy, the bandwidth the memory-bound examples are
+// measured against. (The variants of the norm kernels tried so far, and their figures, are
+// in bench/NOTES.md.) Prints one line per variant; used to choose the examples' defaults.
+//   tune_gpu [gemm|attn|copy|all] [sizes: N for gemm, M N for copy]
 #include "../examples/common.h"
+#include "../examples/flash_attention.h"
 
 
 namespace T = tile;
@@ -77,6 +80,41 @@ void tune_gemm(int n) {
   run("128x128x32 t128 s4", [](auto &&...x) { gemm_v<128, 128, 32, 128, 4>(x...); });
 }
 
+/// Attention b4 h32 s4096 at head_dim D, causal or not: the variants against the first
+/// (the example's choice), element by element.
+template <int D, bool CAUSAL> void tune_attention() {
+  const int b = 4, h = 32, s = 4096;
+  const std::size_t n = std::size_t(b) * h * s * D;
+  auto Q = example::device_array<T::bf16, 4>({b, h, s, D}, example::random<T::bf16>(n, 1, -2, 2));
+  auto K = example::device_array<T::bf16, 4>({b, h, s, D}, example::random<T::bf16>(n, 2, -2, 2));
+  auto V = example::device_array<T::bf16, 4>({b, h, s, D}, example::random<T::bf16>(n, 3, -1, 1));
+  const float scale = 1.0f / std::sqrt(float(D));
+  const double flop = 4.0 * b * h * double(s) * s * D / (CAUSAL ? 2 : 1);
+  std::vector<double> first;
+  auto run = [&](const char *name, auto kernel) {
+    auto O = example::device_array<T::bf16, 4>({b, h, s, D});
+    double ms = example::time_ms([&] { kernel(Q, K, V, O, scale); });
+    std::vector<T::bf16> out = O.to_vector();
+    std::vector<double> got(out.begin(), out.end());
+    if (first.empty())
+      first = got;
+    line(std::string("attn d") + std::to_string(D) + (CAUSAL ? " causal " : " ") + name, ms, flop / ms / 1e9,
+         "TFLOP/s", example::rel_error(first, got));
+  };
+  // BM 128 on 4 warps throughout (bench/NOTES.md: 8 warps and BM 64 lost); key blocks and stages.
+  if constexpr (D == 64) {
+    run("BN96 s2", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 96, 128, 2>(x...); });
+    run("BN64 s2", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 64, 128, 2>(x...); });
+    run("BN128 s2", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 128, 128, 2>(x...); });
+    run("BN96 s3", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 96, 128, 3>(x...); });
+  } else {
+    run("BN64 s2", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 64, 128, 2>(x...); });
+    run("BN48 s2", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 48, 128, 2>(x...); });
+    run("BN32 s2", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 32, 128, 2>(x...); });
+    run("BN80 s2", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 80, 128, 2>(x...); });
+  }
+}
+
 void tune_copy(int M, int N) {
   auto x = example::random<T::bf16>(std::size_t(M) * N, 8, 1, 5);
   auto X = example::device_array<T::bf16, 2>({M, N}, x);
@@ -102,6 +140,12 @@ int main(int argc, char **argv) {
     std::printf("device: %s\n", T::current_device().name().c_str());
     if (what == "gemm" || what == "all")
       tune_gemm(example::size_arg(argc, argv, 2, 4096));
+    if (what == "attn" || what == "all") {
+      tune_attention<64, false>();
+      tune_attention<64, true>();
+      tune_attention<128, false>();
+      tune_attention<128, true>();
+    }
     if (what == "copy" || what == "all")
       tune_copy(example::size_arg(argc, argv, 2, 32768), example::size_arg(argc, argv, 3, 8192));
     return 0;

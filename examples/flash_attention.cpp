@@ -2,9 +2,10 @@
 // a block of BM query rows keeps its Q tile in shared memory and walks the keys in blocks of
 // BN, pipelined: S = Q K^T on tensor cores, the mask, the online softmax in base 2 (a running
 // row maximum m of the unscaled scores and row sum l; P = exp2(S c - m c) with c = scale *
-// log2(e), earlier work rescaled by exp2((m_old - m_new) c)), then P as bf16 and O += P V. Every fragment stays in registers and P goes from the
-// first gemm's accumulator into the second gemm without moving (compile with
-// -fplugin-arg-tile-remarks to see the layouts the compiler chose).
+// log2(e), earlier work rescaled by exp2((m_old - m_new) c)), then P as bf16 and O += P V.
+// Every fragment stays in registers and P goes from the first gemm's accumulator into the
+// second gemm without moving (compile with -fplugin-arg-tile-remarks to see the layouts the
+// compiler chose). The kernel is in flash_attention.h; this program runs and checks it.
 //
 // Tensors are [batch, heads, sequence, head_dim], bf16, with grouped-query heads: query head
 // h reads key/value head h / (H / HKV). Causal attention masks key j > query i (both counted
@@ -12,64 +13,11 @@
 //   flash_attention [B H HKV SQ SK D causal]   (default 2 4 2 333 271 64 0: no size divides a tile)
 //   flash_attention bench                      (b4 h32 s4096, d64 and d128, causal and not)
 #include "common.h"
+#include "flash_attention.h"
 
 #include <cstring>
 
 namespace T = tile;
-
-template <int D, bool CAUSAL, int BM = 64, int BN = 64, int NT = 128, int STAGES = 2>
-[[tile::kernel]] void flash_attention(T::tensor<const T::bf16, 4> Q, T::tensor<const T::bf16, 4> K,
-                                      T::tensor<const T::bf16, 4> V, T::tensor<T::bf16, 4> O, float scale) {
-  const int H = Q.size(1), SQ = Q.size(2), HKV = K.size(1), SK = K.size(2);
-  // A positive scale: the maximum of the unscaled scores is then the scaled maximum.
-  T::expect(scale > 0, "flash_attention needs a positive scale");
-  auto [bx, by, bz] = T::grid(T::ceildiv(SQ, BM), H, Q.size(0), T::threads(NT));
-  const int hk = by / (H / HKV);
-  T::shared<T::bf16, BM, D> Qs;
-  T::shared<T::bf16, BN, D> Ks, Vs;
-  T::fragment<float, BM, BN> s;
-  T::fragment<T::bf16, BM, BN> p;
-  T::fragment<float, BM, D> acc;
-  T::fragment<float, BM> m, m_old, l, row_sum, rescale;
-  T::copy(Q.at(bz, by, bx * BM, 0), Qs);
-  T::clear(acc);
-  T::clear(l);
-  T::fill(m, -T::infinity<float>());
-  const float scale_log2 = scale * 1.4426950408889634f; // exp(x) = exp2(x log2 e)
-  // Causal: key blocks up to the diagonal of the last query row of this block.
-  const int blocks = CAUSAL ? T::min(T::ceildiv(SK, BN), T::ceildiv((bx + 1) * BM, BN)) : T::ceildiv(SK, BN);
-  for (int kb : T::pipelined(blocks, T::stages(STAGES))) {
-    T::copy(K.at(bz, hk, kb * BN, 0), Ks);
-    T::copy(V.at(bz, hk, kb * BN, 0), Vs);
-    T::gemm(Qs, Ks, s, {.transpose_b = true, .clear_accum = true, .policy = T::warp_policy::full_row});
-    // The mask only where the block crosses the end of the keys or the diagonal (a
-    // uniform branch).
-    if (kb * BN + BN > SK || (CAUSAL && kb * BN + BN - 1 > bx * BM)) {
-      for (auto [i, j] : T::parallel(BM, BN)) {
-        const bool masked = kb * BN + j >= SK || (CAUSAL && kb * BN + j > bx * BM + i);
-        if (masked)
-          s(i, j) = -T::infinity<float>();
-      }
-    }
-    T::copy(m, m_old);
-    T::reduce_max(s, m, 1, false); // m = max(m_old, the block's row maxima)
-    for (int i : T::parallel(BM))
-      rescale(i) = T::exp2((m_old(i) - m(i)) * scale_log2);
-    // One FFMA and one exp2 a score.
-    for (auto [i, j] : T::parallel(BM, BN))
-      s(i, j) = T::exp2(s(i, j) * scale_log2 - m(i) * scale_log2);
-    T::reduce_sum(s, row_sum, 1);
-    for (int i : T::parallel(BM))
-      l(i) = l(i) * rescale(i) + row_sum(i);
-    for (auto [i, j] : T::parallel(BM, D))
-      acc(i, j) = acc(i, j) * rescale(i);
-    T::copy(s, p);
-    T::gemm(p, Vs, acc, {.policy = T::warp_policy::full_row});
-  }
-  for (auto [i, j] : T::parallel(BM, D))
-    acc(i, j) = acc(i, j) / l(i);
-  T::copy(acc, O.at(bz, by, bx * BM, 0));
-}
 
 namespace {
 
@@ -86,9 +34,9 @@ void launch(const T::array<T::bf16, 4> &q, const T::array<T::bf16, 4> &k, const 
   // 64 for head_dim 128 (non-causal took 48 while ptxas spilled 276 bytes at 64; the 32-bit
   // tile tests of session 18 brought that to 120: to be timed again).
   if constexpr (D == 64)
-    flash_attention<D, CAUSAL, 128, 96, 128>(q, k, v, o, scale);
+    flash::flash_attention<D, CAUSAL, 128, 96, 128>(q, k, v, o, scale);
   else
-    flash_attention<D, CAUSAL, 128, 64, 128>(q, k, v, o, scale);
+    flash::flash_attention<D, CAUSAL, 128, 64, 128>(q, k, v, o, scale);
 }
 
 /// Runs one case; checks against a float64 reference (on `check_heads` heads of batch 0 when
