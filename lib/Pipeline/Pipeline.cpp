@@ -52,10 +52,17 @@ bool listed(const std::vector<std::string> &list, const std::string &pass) {
 }
 
 /// The manifest of an image (format: lib/runtime/Manifest.h).
-std::string manifest(const std::string &target, const std::vector<ir::Kernel> &kernels,
-                     const std::vector<std::string> &symbols, const std::vector<std::int64_t> &shared_bytes) {
+std::string manifest(const std::string &target, const std::vector<std::string> &archs,
+                     const std::vector<ir::Kernel> &kernels, const std::vector<std::string> &symbols,
+                     const std::vector<std::int64_t> &shared_bytes) {
   std::ostringstream os;
   os << "tile-image 2\ntarget " << target << "\n";
+  if (!archs.empty()) {
+    os << "archs";
+    for (const std::string &a : archs)
+      os << " " << a;
+    os << "\n";
+  }
   for (size_t i = 0; i < kernels.size(); ++i) {
     const ir::Kernel &k = kernels[i];
     os << "kernel " << k.key << " " << symbols[i] << " " << k.threads << " " << shared_bytes[i] << " ";
@@ -132,11 +139,12 @@ void dump_source(const std::function<void(const std::string &)> &dump, const std
 }
 
 /// Adds the image `compiled` for `target` to `result`, or the error of its compiler
-/// (`compiler` names it in the message), and the verbose remarks.
+/// (`compiler` names it in the message), and the verbose remarks. `archs`: the manifest's
+/// architectures (empty: the image serves every device of the target).
 void add_image(const std::string &target, const char *compiler, DeviceCompileResult compiled,
                const std::vector<ir::Kernel> &kernels, const std::vector<std::string> &symbols,
                const std::vector<std::int64_t> &shared_bytes, const std::string &unit, const Options &opts,
-               Result &result) {
+               Result &result, const std::vector<std::string> &archs = {}) {
   if (opts.verbose)
     for (const std::string &note : compiled.notes)
       result.messages.push_back({Message::Remark, "", note});
@@ -161,12 +169,15 @@ void add_image(const std::string &target, const char *compiler, DeviceCompileRes
     result.messages.push_back({Message::Error, kernel, text});
     return;
   }
+  std::string for_archs;
+  for (const std::string &a : archs)
+    for_archs += (for_archs.empty() ? " for " : " ") + a;
   if (opts.verbose)
     result.messages.push_back({Message::Remark, "",
-                               "tile: " + target + " image of " + unit + " (" + std::to_string(kernels.size()) +
+                               "tile: " + target + " image" + for_archs + " of " + unit + " (" + std::to_string(kernels.size()) +
                                    " kernel" + (kernels.size() == 1 ? "" : "s") + ") " +
                                    (compiled.cached ? "loaded from cache, no device compiler run" : "compiled")});
-  result.images.push_back({target, manifest(target, kernels, symbols, shared_bytes), std::move(compiled.image)});
+  result.images.push_back({target, manifest(target, archs, kernels, symbols, shared_bytes), std::move(compiled.image)});
 }
 
 void run_cpu(std::vector<ir::Kernel> kernels, const std::string &unit, const Options &opts,
@@ -220,64 +231,95 @@ void add_remarks(const std::string &target, const std::vector<std::string> &arch
   }
 }
 
-void run_cuda(std::vector<ir::Kernel> kernels, const std::string &unit, const Options &opts,
+void run_cuda(const std::vector<ir::Kernel> &frontend_kernels, const std::string &unit, const Options &opts,
               const std::function<void(const std::string &)> &dump, Result &result) {
-  PassRunner passes(opts, dump, result);
-  passes.set_target("cuda");
   const std::vector<std::string> &archs = opts.cuda_archs.empty() ? cuda::default_archs() : opts.cuda_archs;
-  // One source serves every architecture built: the target is what they share.
-  const ir::Target target = ir::common_cuda_target(archs);
-  transforms::InferLayoutOptions layout_options;
-  layout_options.tensor_cores = !opts.gemm_fma;
-  if (!passes.run("infer-layout", kernels,
-                  [&](const ir::Kernel &k) { return transforms::infer_layout(k, target, layout_options); }) ||
-      !passes.run("lower-tile-ops", kernels,
-                  [](const ir::Kernel &k) { return transforms::lower_tile_ops(k, transforms::IndexWidth::Narrow); }) ||
-      !passes.run("lower-gemm", kernels, transforms::lower_gemm) ||
-      !passes.run("lower-fragments", kernels,
-                  [&](const ir::Kernel &k) { return transforms::lower_fragments(k, target); }) ||
-      !passes.run("bind-threads", kernels, [&](const ir::Kernel &k) { return transforms::bind_threads(k, target); }) ||
-      !passes.run("inject-pipeline", kernels,
-                  [&](const ir::Kernel &k) { return transforms::inject_pipeline(k, opts.stages); }) ||
-      !passes.run("insert-sync", kernels, transforms::insert_sync) ||
-      !passes.run("plan-shared-memory", kernels,
-                  [&](const ir::Kernel &k) { return transforms::plan_shared_memory(k, target); }) ||
-      !passes.run("lower-thread-loops", kernels, transforms::lower_thread_loops) ||
-      !passes.run("lower-vector-access", kernels,
-                  [&](const ir::Kernel &k) { return transforms::lower_vector_access(k, target); }) ||
-      !passes.run("lower-mma", kernels, [&](const ir::Kernel &k) { return transforms::lower_mma(k, target); })) {
-    if (opts.remarks && result.ok())
-      add_remarks("cuda", archs, kernels, {}, result);
-    return;
-  }
+  // Architectures of one lowering class share a pipeline and a generated source (their
+  // Target is the facts they share); each class gets its own image, which the runtime
+  // chooses by the device's architecture.
+  const std::vector<std::vector<std::string>> classes = ir::cuda_arch_classes(archs);
+  struct Build {
+    std::vector<std::string> archs;
+    std::vector<ir::Kernel> kernels;
+    cuda::Source source;
+  };
+  std::vector<Build> builds;
+  for (const std::vector<std::string> &cls : classes) {
+    std::string tag = "cuda";
+    if (classes.size() > 1)
+      for (size_t i = 0; i < cls.size(); ++i)
+        tag += (i ? "+" : ":") + cls[i];
+    PassRunner passes(opts, dump, result);
+    passes.set_target(tag);
+    const ir::Target target = ir::common_cuda_target(cls);
+    std::vector<ir::Kernel> kernels = frontend_kernels;
+    transforms::InferLayoutOptions layout_options;
+    layout_options.tensor_cores = !opts.gemm_fma;
+    if (!passes.run("infer-layout", kernels,
+                    [&](const ir::Kernel &k) { return transforms::infer_layout(k, target, layout_options); }) ||
+        !passes.run("lower-tile-ops", kernels,
+                    [](const ir::Kernel &k) { return transforms::lower_tile_ops(k, transforms::IndexWidth::Narrow); }) ||
+        !passes.run("lower-gemm", kernels, transforms::lower_gemm) ||
+        !passes.run("lower-fragments", kernels,
+                    [&](const ir::Kernel &k) { return transforms::lower_fragments(k, target); }) ||
+        !passes.run("bind-threads", kernels, [&](const ir::Kernel &k) { return transforms::bind_threads(k, target); }) ||
+        !passes.run("inject-pipeline", kernels,
+                    [&](const ir::Kernel &k) { return transforms::inject_pipeline(k, opts.stages); }) ||
+        !passes.run("insert-sync", kernels, transforms::insert_sync) ||
+        !passes.run("plan-shared-memory", kernels,
+                    [&](const ir::Kernel &k) { return transforms::plan_shared_memory(k, target); }) ||
+        !passes.run("lower-thread-loops", kernels, transforms::lower_thread_loops) ||
+        !passes.run("lower-vector-access", kernels,
+                    [&](const ir::Kernel &k) { return transforms::lower_vector_access(k, target); }) ||
+        !passes.run("lower-mma", kernels, [&](const ir::Kernel &k) { return transforms::lower_mma(k, target); })) {
+      if (opts.remarks && result.ok())
+        add_remarks("cuda", cls, kernels, {}, result);
+      if (!result.ok())
+        return;
+      continue; // stopped after a pass: the other classes print theirs too
+    }
 
-  std::vector<std::int64_t> shared_bytes;
-  for (auto &k : kernels)
-    shared_bytes.push_back(k.shared_bytes);
-  if (opts.remarks)
-    add_remarks("cuda", archs, kernels, shared_bytes, result);
-  cuda::Source source = cuda::emit_source(kernels, target);
-  if (listed(opts.print_after, "codegen"))
-    dump_source(dump, "codegen", "cuda", source.text);
-  for (size_t i = 0; i < kernels.size(); ++i)
-    for (auto &p : cuda::check_limits(kernels[i], shared_bytes[i], archs))
-      result.messages.push_back({p.warning ? Message::Warning : Message::Error, kernels[i].key, p.message, p.note});
-  if (!result.ok())
+    std::vector<std::int64_t> shared_bytes;
+    for (auto &k : kernels)
+      shared_bytes.push_back(k.shared_bytes);
+    if (opts.remarks)
+      add_remarks("cuda", cls, kernels, shared_bytes, result);
+    cuda::Source source = cuda::emit_source(kernels, target);
+    if (listed(opts.print_after, "codegen"))
+      dump_source(dump, "codegen", tag, source.text);
+    for (size_t i = 0; i < kernels.size(); ++i)
+      for (auto &p : cuda::check_limits(kernels[i], shared_bytes[i], cls))
+        result.messages.push_back({p.warning ? Message::Warning : Message::Error, kernels[i].key, p.message, p.note});
+    builds.push_back({cls, std::move(kernels), std::move(source)});
+  }
+  if (!result.ok() || builds.size() < classes.size())
     return;
   if (opts.stop_after == "codegen" || opts.syntax_only)
     return;
 
-  std::vector<std::string> symbols;
-  for (auto &k : kernels)
-    symbols.push_back(cuda::kernel_symbol(k));
-  cuda::CompileOptions co;
-  co.nvcc = opts.nvcc;
-  co.archs = opts.cuda_archs;
-  co.cache_dir = opts.cache_dir;
-  co.emit_source_dir = opts.emit_source_dir;
-  co.timeout_seconds = opts.compile_timeout;
-  add_image("cuda", "nvcc", cuda::compile_cuda_image(source.text, unit, co), kernels, symbols, source.shared_bytes,
-            unit, opts, result);
+  for (Build &b : builds) {
+    std::vector<std::string> symbols;
+    for (auto &k : b.kernels)
+      symbols.push_back(cuda::kernel_symbol(k));
+    cuda::CompileOptions co;
+    co.nvcc = opts.nvcc;
+    co.archs = b.archs;
+    co.cache_dir = opts.cache_dir;
+    co.emit_source_dir = opts.emit_source_dir;
+    co.timeout_seconds = opts.compile_timeout;
+    // With several images, each names its architectures, and its generated file its first
+    // (unit.sm_75.cu).
+    const bool several = builds.size() > 1;
+    std::string name = unit;
+    if (several) {
+      const size_t slash = name.find_last_of('/'), dot = name.rfind('.');
+      name.insert(dot == std::string::npos || (slash != std::string::npos && dot < slash) ? name.size() : dot,
+                  "." + b.archs[0]);
+    }
+    add_image("cuda", "nvcc", cuda::compile_cuda_image(b.source.text, name, co),
+              b.kernels, symbols, b.source.shared_bytes, unit, opts, result,
+              several ? cuda::image_archs(b.archs) : std::vector<std::string>{});
+  }
 }
 
 } // namespace

@@ -90,4 +90,27 @@ const std::vector<std::string> &default_cuda_archs() {
   return archs;
 }
 
+std::string Target::lowering_class() const {
+  return kind + " warp " + std::to_string(warp_size) + " vector " + std::to_string(max_vector_bytes) + " mma " +
+         (mma ? mma->name : "none") + " async " + (async_copy ? "yes" : "no");
+}
+
+std::vector<std::vector<std::string>> cuda_arch_classes(const std::vector<std::string> &archs) {
+  std::vector<std::string> keys;
+  std::vector<std::vector<std::string>> classes;
+  for (const std::string &arch : archs) {
+    std::string problem;
+    auto t = cuda_target(arch, problem);
+    const std::string key = t ? t->lowering_class() : keys.empty() ? "" : keys.front();
+    auto it = std::find(keys.begin(), keys.end(), key);
+    if (it == keys.end()) {
+      keys.push_back(key);
+      classes.push_back({arch});
+    } else {
+      classes[it - keys.begin()].push_back(arch);
+    }
+  }
+  return classes;
+}
+
 } // namespace tile::ir

@@ -45,6 +45,12 @@ struct Target {
 
   /// "cuda:sm_90a", "cpu": how remarks name the target.
   std::string name() const { return arch.empty() ? kind : kind + ":" + arch; }
+  /// The facts that the passes read and that change the code they make (warp size, vector
+  /// width, tensor-core instruction, async copies): architectures of one class share one
+  /// pipeline and one generated source; the others get their own. (The limits are not
+  /// among them: one source serves a class, and each architecture's limits are checked.
+  /// bulk_tensor_copy and warpgroup_mma join when a pass uses them.)
+  std::string lowering_class() const;
 };
 
 Target cpu_target();
@@ -56,5 +62,8 @@ std::optional<Target> cuda_target(const std::string &arch, std::string &problem)
 Target common_cuda_target(const std::vector<std::string> &archs);
 /// The CUDA architectures built when the user names none.
 const std::vector<std::string> &default_cuda_archs();
+/// `archs` grouped by lowering class, in the order of their first members; unknown
+/// architectures join the first group.
+std::vector<std::vector<std::string>> cuda_arch_classes(const std::vector<std::string> &archs);
 
 } // namespace tile::ir

@@ -34,6 +34,9 @@ public:
   virtual tile::device device() const = 0;
   /// The manifest target of the images it runs: "cpu", "cuda" or "hip".
   virtual const char *target() const = 0;
+  /// The device's architecture as image manifests name it ("sm_90"); empty when images
+  /// of the target run on every device.
+  virtual std::string arch() const { return {}; }
   std::string name() const { return device().name(); }
 
   virtual void *allocate(std::size_t bytes) = 0;

@@ -111,10 +111,15 @@ public:
     check(d.cuDevicePrimaryCtxRetain(&context_, device_), "cuDevicePrimaryCtxRetain");
     check(d.cuDeviceGetAttribute(&max_shared_, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, device_),
           "cuDeviceGetAttribute");
+    int major = 0, minor = 0;
+    check(d.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device_), "cuDeviceGetAttribute");
+    check(d.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device_), "cuDeviceGetAttribute");
+    arch_ = "sm_" + std::to_string(major * 10 + minor);
   }
 
   tile::device device() const override { return tile::device{tile::backend::cuda, index_}; }
   const char *target() const override { return "cuda"; }
+  std::string arch() const override { return arch_; }
 
   void *allocate(std::size_t bytes) override {
     enter();
@@ -234,6 +239,7 @@ private:
   CUdevice device_ = 0;
   CUcontext context_ = nullptr;
   int max_shared_ = 48 * 1024;
+  std::string arch_; // "sm_90"
   std::mutex mutex_;
   std::unordered_set<CUfunction> raised_;
   std::vector<CUdeviceptr> assert_states_; // of every loaded image that has one

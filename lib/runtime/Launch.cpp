@@ -82,7 +82,7 @@ void launch_packed(const char *key, std::int64_t gx, std::int64_t gy, std::int64
     fail("(null)", dev, "null kernel key");
   Backend &backend = backend_for(dev);
 
-  std::optional<Registry::Lookup> found = Registry::global().find(key, backend.target());
+  std::optional<Registry::Lookup> found = Registry::global().find(key, backend.target(), backend.arch());
   if (!found) {
     const std::string name = demangle(key);
     fail(name, dev,
@@ -91,6 +91,10 @@ void launch_packed(const char *key, std::int64_t gx, std::int64_t gy, std::int64
   }
   if (!found->conflict.empty())
     fail(found->display_name, dev, found->conflict);
+  if (!found->kernel && found->other_archs_only)
+    fail(found->display_name, dev,
+         "no image for this device's architecture " + backend.arch() + " (it has images for " + found->targets +
+             "); build its file with " + backend.target() + ":" + backend.arch() + " in -fplugin-arg-tile-targets=");
   if (!found->kernel)
     fail(found->display_name, dev,
          "no image for target " + std::string(backend.target()) + " (it has images for " +

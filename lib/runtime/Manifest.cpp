@@ -1,5 +1,6 @@
 #include "runtime/Manifest.h"
 
+#include <algorithm>
 #include <charconv>
 #include <set>
 
@@ -133,6 +134,17 @@ Manifest parse_manifest(std::string_view text) {
         malformed(line, "expected 'target <name>'");
       m.target = rest;
       have_target = true;
+    } else if (kind == "archs") {
+      if (!have_target || !m.kernels.empty() || !m.archs.empty())
+        malformed(line, "an 'archs' record must follow the 'target' record, once");
+      while (!rest.empty()) {
+        std::string_view a = next_field(rest);
+        if (a.empty() || a.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != std::string_view::npos)
+          malformed(line, "expected 'archs <architecture>...'");
+        m.archs.emplace_back(a);
+      }
+      if (m.archs.empty())
+        malformed(line, "expected 'archs <architecture>...'");
     } else if (kind == "kernel") {
       if (!have_target)
         malformed(line, "a 'kernel' record before the 'target' record");
@@ -149,6 +161,36 @@ Manifest parse_manifest(std::string_view text) {
   if (!have_target)
     malformed(line, "no 'target' record");
   return m;
+}
+
+namespace {
+/// The number after `prefix` in `arch` ("sm_90a" -> 90, with `specific`); -1 when none.
+int arch_number(std::string_view arch, std::string_view prefix, bool *specific = nullptr) {
+  if (arch.substr(0, prefix.size()) != prefix)
+    return -1;
+  std::string_view digits = arch.substr(prefix.size());
+  if (specific)
+    *specific = !digits.empty() && digits.back() == 'a';
+  if (!digits.empty() && digits.back() == 'a')
+    digits.remove_suffix(1);
+  if (digits.empty() || digits.size() > 4 || digits.find_first_not_of("0123456789") != std::string_view::npos)
+    return -1;
+  return std::stoi(std::string(digits));
+}
+} // namespace
+
+int arch_fit(const std::vector<std::string> &archs, std::string_view device_arch) {
+  if (archs.empty() || device_arch.empty())
+    return 1;
+  const int device = arch_number(device_arch, "sm_");
+  int best = 0;
+  for (const std::string &a : archs) {
+    if (int sm = arch_number(a, "sm_"); sm >= 0 && sm == device)
+      best = 2;
+    else if (int ptx = arch_number(a, "compute_"); ptx >= 0 && device >= 0 && ptx <= device && a.back() != 'a')
+      best = std::max(best, 1);
+  }
+  return best;
 }
 
 bool is_dtype(int code) {

@@ -4,6 +4,7 @@
 //
 //   tile-image 2
 //   target cuda
+//   archs sm_90a                        (optional: the architectures the image runs on)
 //   kernel <key> <symbol> <threads> <shared> <params> <display name: the rest of the line>
 //
 // <key> is the kernel's mangled name (what launch_packed receives), <symbol> the image's
@@ -11,6 +12,10 @@
 // a block needs (version 1 manifests have no such field: 0), <params> a comma-separated list of parameter
 // signatures, `t<dtype>x<rank>` for a tensor and `s<dtype>` for a scalar (dtype: the code of
 // tile::dtype), or `-` for none. <target> is the backend that runs the image (cpu, cuda, hip).
+// `archs` lists the device architectures the image holds code for, as the target names them
+// (CUDA: sm_NN[a] machine code for exactly that architecture, compute_NN code the driver
+// compiles for NN and later); without it the image runs on every device of its target. A
+// translation unit whose architectures need different code registers an image for each.
 #pragma once
 
 #include <string>
@@ -38,8 +43,15 @@ struct KernelInfo {
 
 struct Manifest {
   std::string target;
+  std::vector<std::string> archs; // empty: every device of the target
   std::vector<KernelInfo> kernels;
 };
+
+/// How well an image built for `archs` fits a device of architecture `device_arch` (CUDA:
+/// "sm_90"): 2 for machine code of exactly its architecture, 1 for code the driver compiles
+/// for it (compute_NN, NN at most the device's) or an image that names no architecture, 0
+/// when it cannot run there. A device that names no architecture takes every image (1).
+int arch_fit(const std::vector<std::string> &archs, std::string_view device_arch);
 
 /// Parses a manifest; throws tile::error naming the line and the cause when it is malformed.
 Manifest parse_manifest(std::string_view text);

@@ -54,7 +54,7 @@ int Registry::add_image(std::string_view manifest, const void *bytes, std::size_
                    "); rebuild them from the same source";
     bool have_target = false;
     for (const Binding &b : r.bindings)
-      have_target |= b.target == image->manifest.target;
+      have_target |= b.target == image->manifest.target && b.image->manifest.archs == image->manifest.archs;
     if (!have_target)
       r.bindings.push_back(Binding{image->manifest.target, image.get(), &k});
   }
@@ -62,8 +62,8 @@ int Registry::add_image(std::string_view manifest, const void *bytes, std::size_
   return int(images_.size()) - 1;
 }
 
-std::optional<Registry::Lookup> Registry::find(std::string_view key,
-                                               std::string_view target) const {
+std::optional<Registry::Lookup> Registry::find(std::string_view key, std::string_view target,
+                                               std::string_view device_arch) const {
   std::lock_guard lock(mutex_);
   auto it = kernels_.find(key);
   if (it == kernels_.end())
@@ -72,14 +72,28 @@ std::optional<Registry::Lookup> Registry::find(std::string_view key,
   Lookup l;
   l.display_name = r.bindings.front().kernel->display_name;
   l.conflict = r.conflict;
-  for (const Binding &b : r.bindings)
-    if (b.target == target) {
+  int best = 0;
+  for (const Binding &b : r.bindings) {
+    if (b.target != target)
+      continue;
+    const int fit = arch_fit(b.image->manifest.archs, device_arch);
+    if (fit > best) {
+      best = fit;
       l.kernel = b.kernel;
       l.image = b.image;
-      return l;
     }
-  for (const Binding &b : r.bindings)
-    l.targets += (l.targets.empty() ? "" : ", ") + b.target;
+    l.other_archs_only |= fit == 0;
+  }
+  if (l.kernel) {
+    l.other_archs_only = false;
+    return l;
+  }
+  for (const Binding &b : r.bindings) {
+    std::string archs;
+    for (const std::string &a : b.image->manifest.archs)
+      archs += (archs.empty() ? "" : " ") + a;
+    l.targets += (l.targets.empty() ? "" : ", ") + b.target + (archs.empty() ? "" : " (" + archs + ")");
+  }
   return l;
 }
 

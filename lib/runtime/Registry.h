@@ -31,8 +31,11 @@ public:
     /// The kernel's entry in an image for the target asked for; null when it has none.
     const KernelInfo *kernel = nullptr;
     Image *image = nullptr;
-    /// When `kernel` is null: the targets it has images for, comma-separated.
+    /// When `kernel` is null: the targets it has images for, comma-separated, each with the
+    /// architectures of its images where they name any ("cpu, cuda (sm_90a)").
     std::string targets;
+    /// When `kernel` is null: whether the target has images, none for the device's architecture.
+    bool other_archs_only = false;
     /// Non-empty when translation units registered the kernel with different signatures.
     std::string conflict;
   };
@@ -46,14 +49,16 @@ public:
   static Registry &global();
 
   /// Adds an image whose `size` bytes at `bytes` outlive the registry (they are static data of
-  /// the object that registers them). For each kernel and target the first registration is
-  /// kept and later ones are ignored. Throws tile::error for a malformed manifest, leaving the
-  /// registry unchanged. Returns the image's index.
+  /// the object that registers them). For each kernel, target and list of architectures the
+  /// first registration is kept and later ones are ignored. Throws tile::error for a
+  /// malformed manifest, leaving the registry unchanged. Returns the image's index.
   int add_image(std::string_view manifest, const void *bytes, std::size_t size);
 
-  /// The kernel registered under `key`, with its entry for `target`; nullopt when the key is
+  /// The kernel registered under `key`, with its entry for `target` on a device of
+  /// architecture `device_arch` (empty: any): of the images that can run there, the one
+  /// that fits best (arch_fit), the first registered among equals; nullopt when the key is
   /// unknown.
-  std::optional<Lookup> find(std::string_view key, std::string_view target) const;
+  std::optional<Lookup> find(std::string_view key, std::string_view target, std::string_view device_arch = {}) const;
 
   /// The entry of `kernel` in `image` on `backend`, loading the image there on first use.
   /// Thread-safe. Throws tile::error with the backend's cause when loading fails (and tries
@@ -67,7 +72,7 @@ private:
     const KernelInfo *kernel;
   };
   struct Record {
-    std::vector<Binding> bindings; // one per target, in registration order
+    std::vector<Binding> bindings; // one per target and architectures, in registration order
     std::string conflict;
   };
 

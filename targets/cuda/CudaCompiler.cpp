@@ -87,6 +87,15 @@ std::vector<std::string> cuda_compile_flags(const std::vector<std::string> &arch
   return flags;
 }
 
+std::vector<std::string> image_archs(const std::vector<std::string> &archs) {
+  std::vector<std::string> out = archs;
+  std::string problem;
+  for (const std::string &flag : cuda_compile_flags(archs, problem))
+    if (auto at = flag.find(",code=compute_"); at != std::string::npos)
+      out.push_back(flag.substr(at + 6));
+  return out;
+}
+
 pipeline::DeviceCompileResult compile_cuda_image(const std::string &source, const std::string &name,
                                                  const CompileOptions &options) {
   std::string problem;

@@ -36,6 +36,11 @@ const std::vector<pipeline::SourceFile> &cuda_headers();
 /// architecture is not of the form sm_NN or sm_NNa.
 std::vector<std::string> cuda_compile_flags(const std::vector<std::string> &archs, std::string &problem);
 
+/// What an image compiled with those flags holds code for, as its manifest's `archs`
+/// record names it: machine code of each of `archs`, and the PTX of the oldest portable one
+/// (compute_NN) where there is one.
+std::vector<std::string> image_archs(const std::vector<std::string> &archs);
+
 /// Compiles `source` into a fatbin. `name` (the translation unit) names the generated file.
 pipeline::DeviceCompileResult compile_cuda_image(const std::string &source, const std::string &name,
                                                  const CompileOptions &options);

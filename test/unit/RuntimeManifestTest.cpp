@@ -42,6 +42,17 @@ TEST(RuntimeManifest, Version2HasSharedMemorySizes) {
   EXPECT_EQ(parse_manifest("tile-image 1\ntarget cpu\nkernel k s 1 - k\n").kernels[0].shared_bytes, 0);
 }
 
+TEST(RuntimeManifest, ArchitecturesFollowTheTarget) {
+  Manifest m = parse_manifest("tile-image 2\ntarget cuda\narchs sm_80 compute_80\nkernel _Z1kv k 128 0 - k\n");
+  EXPECT_EQ(m.archs, (std::vector<std::string>{"sm_80", "compute_80"}));
+  EXPECT_TRUE(parse_manifest("tile-image 2\ntarget cuda\n").archs.empty());
+  EXPECT_THROW(parse_manifest("tile-image 2\narchs sm_80\ntarget cuda\n"), tile::error);
+  EXPECT_THROW(parse_manifest("tile-image 2\ntarget cuda\narchs\n"), tile::error);
+  EXPECT_THROW(parse_manifest("tile-image 2\ntarget cuda\narchs sm_80\narchs sm_90a\n"), tile::error);
+  EXPECT_THROW(parse_manifest("tile-image 2\ntarget cuda\nkernel _Z1kv k 128 0 - k\narchs sm_80\n"), tile::error);
+  EXPECT_THROW(parse_manifest("tile-image 2\ntarget cuda\narchs sm-80\n"), tile::error);
+}
+
 TEST(RuntimeManifest, AcceptsAMissingFinalNewlineAndNoKernels) {
   EXPECT_EQ(parse_manifest("tile-image 1\ntarget cuda").target, "cuda");
   EXPECT_TRUE(parse_manifest("tile-image 1\ntarget hip\n").kernels.empty());

@@ -50,6 +50,39 @@ TEST(RuntimeRegistry, BindsOneImagePerTarget) {
   EXPECT_EQ(r.find("_Z1kv", "cuda")->kernel->symbol, "k_cuda");
 }
 
+// Images of one target for different architectures (a translation unit whose sm_90a code
+// differs from its sm_80 code): each device gets the best fit, machine code of its own
+// architecture before code the driver compiles; none that can run is an answer too.
+TEST(RuntimeRegistry, ChoosesTheImageOfTheDevicesArchitecture) {
+  Registry r;
+  static const char generic[] = "generic", hopper[] = "hopper";
+  r.add_image("tile-image 2\ntarget cuda\narchs sm_80 compute_80\nkernel _Z1kv k80 128 0 s0 k\n", generic, 1);
+  r.add_image("tile-image 2\ntarget cuda\narchs sm_90a\nkernel _Z1kv k90 384 1024 s0 k\n", hopper, 1);
+  auto on = [&](const char *arch) { return r.find("_Z1kv", "cuda", arch); };
+  ASSERT_TRUE(on("sm_90") && on("sm_90")->kernel);
+  EXPECT_EQ(on("sm_90")->kernel->symbol, "k90");
+  EXPECT_EQ(on("sm_90")->kernel->threads, 384);
+  EXPECT_EQ(on("sm_80")->kernel->symbol, "k80");
+  EXPECT_EQ(on("sm_89")->kernel->symbol, "k80"); // compute_80: the driver compiles it
+  EXPECT_EQ(on("sm_100")->kernel->symbol, "k80");
+  ASSERT_TRUE(on("sm_75"));
+  EXPECT_EQ(on("sm_75")->kernel, nullptr);
+  EXPECT_TRUE(on("sm_75")->other_archs_only);
+  EXPECT_EQ(on("sm_75")->targets, "cuda (sm_80 compute_80), cuda (sm_90a)");
+  // A registration order the other way round chooses the same.
+  Registry q;
+  q.add_image("tile-image 2\ntarget cuda\narchs sm_90a\nkernel _Z1kv k90 384 1024 s0 k\n", hopper, 1);
+  q.add_image("tile-image 2\ntarget cuda\narchs sm_80 compute_80\nkernel _Z1kv k80 128 0 s0 k\n", generic, 1);
+  EXPECT_EQ(q.find("_Z1kv", "cuda", "sm_90")->kernel->symbol, "k90");
+  EXPECT_EQ(q.find("_Z1kv", "cuda", "sm_86")->kernel->symbol, "k80");
+  // sm_90a code runs on sm_90 devices only, and compute_90a code is never JIT-compiled
+  // for later ones.
+  EXPECT_EQ(arch_fit({"sm_90a"}, "sm_100"), 0);
+  EXPECT_EQ(arch_fit({"compute_90a"}, "sm_100"), 0);
+  EXPECT_EQ(arch_fit({}, "sm_100"), 1);
+  EXPECT_EQ(arch_fit({"sm_80"}, ""), 1);
+}
+
 TEST(RuntimeRegistry, ReportsSignatureConflicts) {
   Registry r;
   r.add_image("tile-image 1\ntarget cpu\nkernel _Z1kv a 64 t0x1 k\n", image_bytes, 1);

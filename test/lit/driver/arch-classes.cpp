@@ -1,0 +1,48 @@
+// Architectures whose targets differ in what the passes read (here: sm_75 has no mma.sync
+// m16n8k16 for bf16; sm_80 and sm_86 have) each get their own pipeline, generated source
+// and image; those of one class share them. Printouts and remarks name the class, and
+// each image's manifest names its architectures, which the runtime matches against the
+// device's (lib/runtime/Manifest.h, arch_fit).
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_75+sm_80+sm_86 -fplugin-arg-tile-remarks %s 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=REMARKS
+// REMARKS: remark: [cuda:sm_75] gemm on FMA: cuda:sm_75 has no tensor-core gemm tile uses
+// REMARKS: remark: [cuda:sm_80] gemm on tensor cores (mma.sync.m16n8k16.bf16
+// REMARKS: remark: [cuda:sm_86] gemm on tensor cores (mma.sync.m16n8k16.bf16
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_75+sm_80+sm_86 -fplugin-arg-tile-print-after=codegen \
+// RUN:   %s 2>&1 | FileCheck %s
+// CHECK: source after codegen [cuda:sm_75]
+// CHECK-NOT: mma_m16n8k16
+// CHECK: source after codegen [cuda:sm_80+sm_86]
+// CHECK: tile_cuda::mma_m16n8k16<tile_cuda::bf16>(
+// One class (the default sm_90a and sm_80): one source, tagged as before.
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-print-after=codegen %s 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=ONE
+// ONE: source after codegen [cuda]
+// ONE-NOT: source after codegen
+// REQUIRES: nvcc
+// RUN: rm -rf %t && mkdir %t
+// RUN: %tile-cxx -c -fplugin-arg-tile-targets=cuda:sm_75+sm_80+sm_86 -fplugin-arg-tile-verbose \
+// RUN:   -fplugin-arg-tile-cache=%t/cache -fplugin-arg-tile-emit-source=%t %s -o %t/classes.o 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=IMAGES
+// IMAGES-DAG: tile: cuda image for sm_75 compute_75 of {{.*}}arch-classes.cpp (1 kernel)
+// IMAGES-DAG: tile: cuda image for sm_80 sm_86 compute_80 of {{.*}}arch-classes.cpp (1 kernel)
+// RUN: ls %t | FileCheck %s --check-prefix=FILES
+// FILES: arch-classes.sm_75.cu
+// FILES: arch-classes.sm_80.cu
+
+#include <tile/tile.h>
+namespace T = tile;
+
+[[tile::kernel]] void mm(T::tensor<const T::bf16, 2> A, T::tensor<const T::bf16, 2> B, T::tensor<float, 2> C) {
+  auto [bx, by] = T::grid(T::ceildiv(C.size(1), 64), T::ceildiv(C.size(0), 64));
+  T::shared<T::bf16, 64, 32> As;
+  T::shared<T::bf16, 32, 64> Bs;
+  T::fragment<float, 64, 64> acc;
+  T::clear(acc);
+  for (int k : T::serial(T::ceildiv(A.size(1), 32))) {
+    T::copy(A.at(by * 64, k * 32), As);
+    T::copy(B.at(k * 32, bx * 64), Bs);
+    T::gemm(As, Bs, acc);
+  }
+  T::copy(acc, C.at(by * 64, bx * 64));
+}
