@@ -34,34 +34,15 @@ using Holder = std::pair<int, std::int64_t>; // (thread, slot)
 /// Every thread's every slot-digit value, through the IR formula: element -> holders.
 std::map<Index, std::set<Holder>> holders(const Fragment &f) {
   std::map<Index, std::set<Holder>> m;
-  std::vector<int> sd = f.slot_digits();
-  std::int64_t combos = 1;
-  for (int i : sd)
-    combos *= f.digits[i].extent;
-  for (int t = 0; t < f.threads; ++t) {
-    Expr tid = int_imm(t);
-    if (Expr h = f.holds(tid); h && !folded(h))
-      continue;
-    for (std::int64_t c = 0; c < combos; ++c) {
-      std::vector<Expr> values(f.digits.size());
-      std::int64_t rest = c;
-      for (auto it = sd.rbegin(); it != sd.rend(); ++it) {
-        values[*it] = int_imm(rest % f.digits[*it].extent);
-        rest /= f.digits[*it].extent;
-      }
-      Index idx;
-      bool inside = true;
-      for (int d = 0; d < f.rank(); ++d) {
-        idx.push_back(folded(f.index(d, tid, values)));
-        inside &= idx.back() < f.shape[d];
-      }
-      const std::int64_t slot = folded(f.slot(values));
-      EXPECT_GE(slot, 0);
-      EXPECT_LT(slot, f.slots()) << digits_string(f);
-      if (inside)
-        EXPECT_TRUE(m[idx].insert({t, slot}).second);
-    }
-  }
+  for_each_place(f, [&](int t, std::int64_t slot, const Index &idx) {
+    bool inside = true;
+    for (int d = 0; d < f.rank(); ++d)
+      inside &= idx[d] < f.shape[d];
+    EXPECT_GE(slot, 0);
+    EXPECT_LT(slot, f.slots()) << digits_string(f);
+    if (inside)
+      EXPECT_TRUE(m[idx].insert({t, slot}).second);
+  });
   return m;
 }
 

@@ -38,23 +38,7 @@ Matrix random_matrix(std::int64_t rows, std::int64_t cols, std::mt19937 &rng) {
 /// The (thread, slot) -> element map of a fragment, by the layout's own formula.
 std::map<std::pair<int, std::int64_t>, std::vector<std::int64_t>> places(const Fragment &f) {
   std::map<std::pair<int, std::int64_t>, std::vector<std::int64_t>> m;
-  std::vector<int> sd = f.slot_digits();
-  std::int64_t combos = 1;
-  for (int i : sd)
-    combos *= f.digits[i].extent;
-  for (int t = 0; t < f.threads; ++t)
-    for (std::int64_t c = 0; c < combos; ++c) {
-      std::vector<Expr> values(f.digits.size());
-      std::int64_t rest = c;
-      for (auto it = sd.rbegin(); it != sd.rend(); ++it) {
-        values[*it] = int_imm(rest % f.digits[*it].extent);
-        rest /= f.digits[*it].extent;
-      }
-      std::vector<std::int64_t> idx;
-      for (int d = 0; d < f.rank(); ++d)
-        idx.push_back(folded(f.index(d, int_imm(t), values)));
-      m[{t, folded(f.slot(values))}] = idx;
-    }
+  for_each_place(f, [&](int t, std::int64_t slot, const std::vector<std::int64_t> &idx) { m[{t, slot}] = idx; });
   return m;
 }
 
