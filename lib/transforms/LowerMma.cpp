@@ -185,7 +185,8 @@ protected:
       // A in registers, laid out as the instruction's A: register i of k step ks is the pair
       // at (vh, cs) = (0, 2 ks), (1, 2 ks), (0, 2 ks + 1), (1, 2 ks + 1) of atom row am.
       const Fragment &af = at->second;
-      if (af.mma->rows != shape.rows || af.mma->warps_m != shape.warps_m || bytes(n->a.buffer->dtype) != 2)
+      if (af.mma->operand != MmaShape::A || af.mma->rows != shape.rows || af.mma->warps_m != shape.warps_m ||
+          bytes(n->a.buffer->dtype) != 2)
         return fail("a first operand in registers whose layout is not the instruction's A of this gemm");
       const WarpView a(af, warp, k_.display_name);
       // A register is a pair of adjacent slots (the low element at vl 0).
