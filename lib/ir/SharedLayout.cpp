@@ -18,22 +18,52 @@ int fit_swizzle(const BufferNode &b, std::int64_t pitch, int requested) {
   return 0;
 }
 
+namespace {
+
+/// Column `col` of row `row` where the swizzle of `l` puts it: col -> ((col / v) ^ (row %
+/// (S / 16))) * v + col % v, v the elements of a 16-byte chunk.
+Expr swizzled_column(const BufferNode &b, const SharedLayout &l, const Expr &col, const Expr &row) {
+  const ScalarType t = col->type;
+  const std::int64_t v = swizzle_chunk_elements(b), phases = l.swizzle_bytes / 16;
+  Expr chunk = v == 1 ? col : div(col, int_imm(v, t));
+  Expr phase = binary(BinaryOp::Mod, cast(t, row), int_imm(phases, t));
+  Expr moved = binary(BinaryOp::BitXor, chunk, phase);
+  return v == 1 ? moved : add(mul(moved, int_imm(v, t)), binary(BinaryOp::Mod, col, int_imm(v, t)));
+}
+
+/// The offset of (row, col) in one rows x pitch tile laid out by `l` (no slabs).
+Expr shared_offset_2d(const BufferNode &b, const SharedLayout *l, const Expr &row, const Expr &col) {
+  Expr c = l && l->swizzle_bytes ? swizzled_column(b, *l, col, row) : col;
+  return add(mul(row, int_imm(l->pitch, row->type)), c);
+}
+
+} // namespace
+
 Expr shared_offset(const BufferNode &b, const SharedLayout *l, const std::vector<Expr> &idx) {
   const int rank = b.rank();
+  if (l && l->slab && rank >= 2) {
+    // Slab c / W, then the element (row, c % W) of a rows x W tile, the outer dimensions
+    // holding whole tiles.
+    const std::int64_t W = l->slab, R = b.extent(rank - 2), C = b.extent(rank - 1);
+    const Expr &c = idx[rank - 1];
+    const ScalarType t = c->type;
+    SharedLayout inner{W, l->swizzle_bytes, 0};
+    Expr off = add(mul(div(c, int_imm(W, t)), int_imm(R * W, t)),
+                   shared_offset_2d(b, &inner, idx[rank - 2], binary(BinaryOp::Mod, c, int_imm(W, t))));
+    std::int64_t stride = R * C;
+    for (int d = rank - 3; d >= 0; --d) {
+      off = add(mul(idx[d], int_imm(stride, idx[d]->type)), off);
+      stride *= b.extent(d);
+    }
+    return off;
+  }
   const std::int64_t pitch = l ? l->pitch : b.extent(rank - 1);
   Expr off;
   std::int64_t stride = 1;
   for (int d = rank - 1; d >= 0; --d) {
     Expr i = idx[d];
-    if (d == rank - 1 && l && l->swizzle_bytes && rank >= 2) {
-      // col -> ((col / v) ^ (row % (S / 16))) * v + col % v, v the elements of a chunk.
-      const ScalarType t = i->type;
-      const std::int64_t v = swizzle_chunk_elements(b), phases = l->swizzle_bytes / 16;
-      Expr chunk = v == 1 ? i : div(i, int_imm(v, t));
-      Expr phase = binary(BinaryOp::Mod, cast(t, idx[rank - 2]), int_imm(phases, t));
-      Expr moved = binary(BinaryOp::BitXor, chunk, phase);
-      i = v == 1 ? moved : add(mul(moved, int_imm(v, t)), binary(BinaryOp::Mod, i, int_imm(v, t)));
-    }
+    if (d == rank - 1 && l && l->swizzle_bytes && rank >= 2)
+      i = swizzled_column(b, *l, i, idx[rank - 2]);
     Expr term = mul(i, int_imm(stride, i->type));
     off = off ? add(term, off) : term;
     stride *= d == rank - 1 ? pitch : b.extent(d);
@@ -42,23 +72,15 @@ Expr shared_offset(const BufferNode &b, const SharedLayout *l, const std::vector
 }
 
 std::int64_t shared_offset(const BufferNode &b, const SharedLayout *l, const std::vector<std::int64_t> &idx) {
-  const int rank = b.rank();
-  const std::int64_t pitch = l ? l->pitch : b.extent(rank - 1);
-  std::int64_t off = 0, stride = 1;
-  for (int d = rank - 1; d >= 0; --d) {
-    std::int64_t i = idx[d];
-    if (d == rank - 1 && l && l->swizzle_bytes && rank >= 2) {
-      const std::int64_t v = swizzle_chunk_elements(b), phases = l->swizzle_bytes / 16;
-      i = ((i / v) ^ (idx[rank - 2] % phases)) * v + i % v;
-    }
-    off += i * stride;
-    stride *= d == rank - 1 ? pitch : b.extent(d);
-  }
-  return off;
+  std::vector<Expr> e;
+  for (std::int64_t i : idx)
+    e.push_back(int_imm(i, ScalarType::I64));
+  auto v = as_const_int(shared_offset(b, l, e));
+  return v ? *v : -1;
 }
 
 std::int64_t shared_storage_elements(const BufferNode &b, const SharedLayout *l) {
-  std::int64_t n = l ? l->pitch : b.extent(b.rank() - 1);
+  std::int64_t n = l && !l->slab ? l->pitch : b.extent(b.rank() - 1);
   for (int d = 0; d + 1 < b.rank(); ++d)
     n *= b.extent(d);
   return n;
@@ -68,6 +90,8 @@ std::string to_string(const SharedLayout &l) {
   std::string s = "rows of " + std::to_string(l.pitch);
   if (l.swizzle_bytes)
     s += " swizzled " + std::to_string(l.swizzle_bytes);
+  if (l.slab)
+    s += " in slabs of " + std::to_string(l.slab) + " columns";
   return s;
 }
 

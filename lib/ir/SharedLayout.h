@@ -3,9 +3,10 @@
 // `swizzle_bytes` bytes of a row, chunk c of row r is stored at chunk c ^ (r % (swizzle_bytes
 // / 16)). Rows padded by a 16-byte unit, or the 128-byte swizzle, spread the eight rows
 // ldmatrix reads at once over all banks (the 64- and 32-byte swizzles over 4 and 2 chunks).
-// For rows of exactly 128 bytes the 128-byte swizzle is the one of Hopper's bulk tensor copy
-// and wgmma; their 32- and 64-byte modes (phases from the 128-byte line, not the row) and
-// wider rows are not this formula yet.
+// For rows of exactly 128 bytes (slabs of 128 bytes, for wider tiles) from a 1024-byte
+// boundary, the 128-byte swizzle is the one of Hopper's bulk tensor copy and wgmma (which
+// XOR address bits 4-6 with bits 7-9); their 32- and 64-byte modes (phases from the
+// 128-byte line, not the row) are not this formula.
 //
 // The one formula for a shared element's place: the codegens print it (targets/common
 // CEmitter::offset), lower-mma builds ldmatrix's addresses from it, and the unit tests
@@ -26,7 +27,15 @@ using Expr = std::shared_ptr<const ExprNode>;
 struct SharedLayout {
   std::int64_t pitch = 0; // elements from one row to the next (>= the last dimension)
   int swizzle_bytes = 0;  // 0, or 32, 64 or 128
-  bool operator==(const SharedLayout &o) const { return pitch == o.pitch && swizzle_bytes == o.swizzle_bytes; }
+  /// 0, or the last dimension split into slabs of this many columns, each stored whole
+  /// (all its rows, `pitch` = `slab` elements apart) before the next: the layout Hopper's
+  /// bulk tensor copies write for boxes of `slab` columns, and wgmma's operands whose
+  /// contiguous dimension is wider than a swizzle span. Rank 2 or more; the dimensions
+  /// outside the rows (pipeline stages) hold whole tiles.
+  std::int64_t slab = 0;
+  bool operator==(const SharedLayout &o) const {
+    return pitch == o.pitch && swizzle_bytes == o.swizzle_bytes && slab == o.slab;
+  }
 };
 
 /// Elements of `b` that the `swizzle_bytes` swizzle moves as one (16 bytes' worth).

@@ -15,6 +15,10 @@ using namespace ir;
 
 namespace {
 
+/// Whether a shared tile keeps only its 16-byte chunks whole (a swizzle, or slabs): wider
+/// groups of consecutive elements are not consecutive there.
+bool in_chunks(const SharedLayout *sl) { return sl && (sl->swizzle_bytes || sl->slab); }
+
 bool same_indices(const std::vector<Expr> &a, const std::vector<Expr> &b) {
   if (a.size() != b.size())
     return false;
@@ -330,7 +334,7 @@ private:
     const Buffer &sb = a.st->buffer;
     const SharedLayout *sl = shared_layout(sb);
     Substituter first = at_lane(n, a.decls, 0);
-    if (!consecutive(n, a.decls, a.V, a.st->indices) || (sl && sl->swizzle_bytes && a.total > 16))
+    if (!consecutive(n, a.decls, a.V, a.st->indices) || (in_chunks(sl) && a.total > 16))
       return through_lanes(n, a, off);
     std::vector<Expr> dst_first;
     for (auto &i : a.st->indices)
@@ -466,7 +470,7 @@ private:
       const std::int64_t total = *V * elem;
       const SharedLayout *sl = shared_layout(b);
       std::int64_t chunk = std::min<std::int64_t>(total, t_.max_vector_bytes);
-      if (sl && sl->swizzle_bytes)
+      if (in_chunks(sl))
         chunk = std::min<std::int64_t>(chunk, 16);
       if (chunk < 4 || (chunk & (chunk - 1)) != 0 || total % chunk != 0)
         continue;
@@ -481,11 +485,11 @@ private:
       // Chunks aligned (the buffer starts aligned: Target::shared_alignment), and with a
       // swizzle, each chunk one of its 16-byte units.
       if (analysis::known_divisor(off) * elem % chunk != 0 ||
-          (sl && sl->swizzle_bytes && analysis::known_divisor(first_idx.back()) * elem % 16 != 0))
+          (in_chunks(sl) && analysis::known_divisor(first_idx.back()) * elem % 16 != 0))
         continue;
       Buffer lanes = make_buffer(b->name + "_lanes", Scope::Local, b->dtype, {*V});
       before.push_back(decl_buffer(lanes));
-      if (sl && sl->swizzle_bytes) {
+      if (in_chunks(sl)) {
         // Each 16-byte unit where the swizzle put it: one move a unit.
         const std::int64_t unit = chunk / elem;
         for (std::int64_t c = 0; c < *V / unit; ++c) {

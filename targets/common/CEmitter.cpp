@@ -451,11 +451,6 @@ const ir::SharedLayout *CEmitter::shared_layout(const Buffer &b) const {
   return it == k_.shared_layouts.end() ? nullptr : &it->second;
 }
 
-std::int64_t CEmitter::row_pitch(const Buffer &b) const {
-  const ir::SharedLayout *l = shared_layout(b);
-  return l ? l->pitch : b->extent(b->rank() - 1);
-}
-
 std::int64_t CEmitter::storage_elements(const Buffer &b) const { return k_.storage_elements(b.get()); }
 
 std::string CEmitter::element(const Buffer &b, const std::vector<Expr> &idx) {

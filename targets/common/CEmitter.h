@@ -98,9 +98,7 @@ protected:
   std::string element(const ir::Buffer &b, const std::vector<ir::Expr> &idx);
   /// The address of element `offset` of `b`'s storage (`b + offset`).
   std::string address(const ir::Buffer &b, const ir::Expr &offset);
-  /// Elements from one row of a tile buffer to the next (its shared layout's pitch, else
-  /// dense), and its shared layout (ir/SharedLayout.h; null: dense row-major).
-  std::int64_t row_pitch(const ir::Buffer &b) const;
+  /// A tile buffer's shared layout (ir/SharedLayout.h; null: dense row-major).
   const ir::SharedLayout *shared_layout(const ir::Buffer &b) const;
   /// Elements a tile buffer occupies, padding included.
   std::int64_t storage_elements(const ir::Buffer &b) const;

@@ -68,6 +68,32 @@ TEST(SharedLayout, OneToOneAndChunksWhole) {
   }
 }
 
+// Slabs: a tile wider than a swizzle span stored as column slabs, each a whole rows x slab
+// tile. With 128-byte slab rows and the 128-byte swizzle this is, byte for byte, what
+// Hopper's bulk tensor copy writes (and wgmma reads) from a 1024-byte boundary: the byte
+// at address a of a dense box of 128-byte rows lands at a ^ (((a >> 7) & 7) << 4).
+TEST(SharedLayout, SlabsAreTheHardwareSwizzle) {
+  for (ScalarType t : {ScalarType::BF16, ScalarType::F32, ScalarType::F8E4M3}) {
+    const std::int64_t e = bytes(t), W = 128 / e, R = 24, C = 4 * W, stages = 2;
+    Buffer b = make_buffer("t", Scope::Shared, t, {stages, R, C});
+    const SharedLayout l{W, 128, W};
+    EXPECT_EQ(shared_storage_elements(*b, &l), stages * R * C);
+    std::set<std::int64_t> seen;
+    for (std::int64_t st = 0; st < stages; ++st)
+      for (std::int64_t r = 0; r < R; ++r)
+        for (std::int64_t c = 0; c < C; ++c) {
+          const std::int64_t off = shared_offset(*b, &l, std::vector<std::int64_t>{st, r, c});
+          ASSERT_TRUE(seen.insert(off).second) << "two elements at " << off;
+          // The box of slab c / W: rows of 128 bytes, from a 1024-byte boundary (R * 128
+          // bytes a slab, a multiple of 1024).
+          const std::int64_t box = (st * C / W + c / W) * R * 128, dense = box + r * 128 + (c % W) * e;
+          const std::int64_t hardware = dense ^ (((dense >> 7) & 7) << 4);
+          ASSERT_EQ(off * e, hardware) << name(t) << " (" << st << ", " << r << ", " << c << ")";
+        }
+  }
+  EXPECT_EQ(to_string(SharedLayout{64, 128, 64}), "rows of 64 swizzled 128 in slabs of 64 columns");
+}
+
 TEST(SharedLayout, FitSwizzle) {
   Buffer b = make_buffer("t", Scope::Shared, ScalarType::BF16, {64, 32}); // 64-byte rows
   EXPECT_EQ(fit_swizzle(*b, 32, 128), 64);
