@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Copies the GPU test set (build/gpu, made by the gpu-tests target) into DEST without the
+# bulk of its image cache, so that it can be carried to the GPU machine (which takes at most
+# 64 MiB in all): the programs, the runtime, the scripts, and of the cached device images
+# only those of the tensor-core kernels (GEMM, attention), which run.sh disassembles to
+# count HMMA instructions. With --examples, only the example programs (for bench/ab_gpu.sh).
+#   bash test/gpu/pack.sh build/gpu DEST [--examples]
+set -eu
+src=$1 dest=$2 only=${3:-}
+for need in lib bench run.sh bin; do
+  [ -e "$src/$need" ] || { echo "pack.sh: $src/$need is missing; build the gpu-tests target first" >&2; exit 1; }
+done
+rm -rf "$dest"
+mkdir -p "$dest/bin" "$dest/cache/cuda"
+cp -r "$src/lib" "$src/bench" "$dest/"
+cp "$src/run.sh" "$dest/"
+if [ "$only" = --examples ]; then
+  cp "$src"/bin/example-* "$dest/bin/"
+else
+  cp "$src"/bin/* "$dest/bin/"
+  [ -d "$src/fuzz" ] && cp -r "$src/fuzz" "$dest/"
+fi
+# The newest cached image of each tensor-core kernel family.
+for family in matmul_relu flash_attention; do
+  newest=$(grep -l -a "$family" "$src"/cache/cuda/*.fatbin 2>/dev/null | xargs -r ls -t | head -1)
+  [ -n "$newest" ] && cp "$newest" "$dest/cache/cuda/"
+done
+du -sh "$dest" | awk '{print "packed " $2 ": " $1}'
