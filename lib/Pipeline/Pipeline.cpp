@@ -237,7 +237,7 @@ void run_cuda(const std::vector<ir::Kernel> &frontend_kernels, const std::string
   // Architectures of one lowering class share a pipeline and a generated source (their
   // Target is the facts they share); each class gets its own image, which the runtime
   // chooses by the device's architecture.
-  const std::vector<std::vector<std::string>> classes = ir::cuda_arch_classes(archs);
+  const std::vector<std::vector<std::string>> classes = ir::cuda_arch_classes(archs, opts.gemm_wgmma);
   struct Build {
     std::vector<std::string> archs;
     std::vector<ir::Kernel> kernels;
@@ -255,6 +255,7 @@ void run_cuda(const std::vector<ir::Kernel> &frontend_kernels, const std::string
     std::vector<ir::Kernel> kernels = frontend_kernels;
     transforms::InferLayoutOptions layout_options;
     layout_options.tensor_cores = !opts.gemm_fma;
+    layout_options.warpgroup_mma = opts.gemm_wgmma;
     if (!passes.run("infer-layout", kernels,
                     [&](const ir::Kernel &k) { return transforms::infer_layout(k, target, layout_options); }) ||
         !passes.run("lower-tile-ops", kernels,

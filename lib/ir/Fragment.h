@@ -72,6 +72,9 @@ struct MmaShape {
   std::int64_t rows = 0, cols = 0; // of the fragment
   int warps_m = 1, warps_n = 1;
   std::int64_t atom_rows = 0, atom_cols = 0; // set by mma_fragment from the instruction's atom
+  /// The gemm runs on a warpgroup instruction (wgmma: each group of 4 warps one m64 tile
+  /// along M, whose accumulator is this same layout on a 4-warps-a-group grid).
+  bool warpgroup = false;
   std::int64_t atoms_m() const { return rows / (atom_rows * warps_m); }
   std::int64_t atoms_n() const { return cols / (atom_cols * warps_n); }
   friend bool operator==(const MmaShape &, const MmaShape &) = default;

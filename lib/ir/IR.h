@@ -60,7 +60,10 @@ namespace tile::ir {
   X(AsyncWait)                                                                                     \
   X(VectorMove)                                                                                    \
   X(MatrixLoad)                                                                                    \
-  X(Mma)
+  X(Mma)                                                                                           \
+  X(Wgmma)                                                                                         \
+  X(WarpgroupSync)                                                                                 \
+  X(ProxyFence)
 
 enum class ExprKind {
 #define X(N) N,
@@ -541,6 +544,57 @@ struct MmaNode : StmtNode {
           Buffer c_, std::vector<Expr> cr)
       : StmtNode(static_kind), m(m_), n(n_), k(k_), operand_type(t), a(std::move(a_)), a_regs(std::move(ar)),
         b(std::move(b_)), b_regs(std::move(br)), c(std::move(c_)), c_regs(std::move(cr)) {}
+};
+
+/// A shared-memory operand of a warpgroup instruction, as its matrix descriptor gives it:
+/// the tile from element `offset` of `buffer`, in the hardware's 128-byte swizzle
+/// (`swizzle_bytes`), with `lbo` and `sbo` the descriptor's leading and stride byte offsets
+/// and `mn_major` whether its contiguous dimension is M (or N) rather than K
+/// (targets/cuda/HOPPER-NOTES.md).
+struct DescriptorOperand {
+  Buffer buffer;
+  Expr offset;
+  int swizzle_bytes = 128;
+  std::int64_t lbo = 0, sbo = 0;
+  bool mn_major = false;
+};
+
+/// One warpgroup instruction (wgmma.mma_async m64nNk16; made by lower-mma): the 128
+/// threads of a warpgroup compute c (+)= a b for a 64 x N x 16 tile, a and b read from
+/// shared memory through descriptors, c the thread's N / 2 f32 registers `c_regs` (of a
+/// local buffer) in the instruction's order. `accumulate` (i32, 0 or not): whether c's
+/// values are added to (else overwritten). Asynchronous: between a WarpgroupSync Fence
+/// before and a Commit and Wait after, nothing else touches c.
+struct WgmmaNode : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::Wgmma;
+  int n;
+  ScalarType operand_type;
+  DescriptorOperand a, b;
+  Buffer c;
+  std::vector<Expr> c_regs;
+  Expr accumulate;
+  WgmmaNode(int n_, ScalarType t, DescriptorOperand a_, DescriptorOperand b_, Buffer c_, std::vector<Expr> cr, Expr acc)
+      : StmtNode(static_kind), n(n_), operand_type(t), a(std::move(a_)), b(std::move(b_)), c(std::move(c_)),
+        c_regs(std::move(cr)), accumulate(std::move(acc)) {}
+};
+
+/// Orders a warpgroup's asynchronous instructions (wgmma): Fence before the first of a
+/// batch (after other writes of its registers), Commit to close the batch, Wait until at
+/// most `pending` batches are unfinished.
+enum class WarpgroupSyncKind { Fence, Commit, Wait };
+struct WarpgroupSyncNode : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::WarpgroupSync;
+  WarpgroupSyncKind sync_kind;
+  int pending;
+  WarpgroupSyncNode(WarpgroupSyncKind k, int p) : StmtNode(static_kind), sync_kind(k), pending(p) {}
+};
+
+/// Makes this thread's earlier shared-memory writes visible to the asynchronous proxy (the
+/// tensor cores' and the copy engine's reads) once a barrier has passed (made by lower-mma
+/// before each barrier of a kernel with wgmma).
+struct ProxyFenceNode : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::ProxyFence;
+  ProxyFenceNode() : StmtNode(static_kind) {}
 };
 
 Stmt seq(std::vector<Stmt> stmts); // flattens nested Seqs; one statement stays itself

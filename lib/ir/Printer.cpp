@@ -437,6 +437,34 @@ public:
       os << ")";
       break;
     }
+    case StmtKind::Wgmma: {
+      auto n = s->as<WgmmaNode>();
+      os << "wgmma_m64n" << n->n << "k16." << name(n->operand_type) << "(" << buffer_name(n->c.get()) << "[";
+      list(n->c_regs);
+      os << "] " << "+= ";
+      for (const DescriptorOperand *d : {&n->a, &n->b}) {
+        if (d == &n->b)
+          os << " * ";
+        os << "desc(";
+        address(d->buffer.get(), d->offset);
+        os << ", " << (d->mn_major ? "mn-major" : "k-major") << ", swizzle " << d->swizzle_bytes << ", lbo " << d->lbo
+           << ", sbo " << d->sbo << ")";
+      }
+      os << ", accumulate ";
+      expr(n->accumulate);
+      os << ")";
+      break;
+    }
+    case StmtKind::WarpgroupSync: {
+      auto n = s->as<WarpgroupSyncNode>();
+      os << (n->sync_kind == WarpgroupSyncKind::Fence    ? "wgmma_fence()"
+             : n->sync_kind == WarpgroupSyncKind::Commit ? "wgmma_commit()"
+                                                         : "wgmma_wait(" + std::to_string(n->pending) + ")");
+      break;
+    }
+    case StmtKind::ProxyFence:
+      os << "proxy_fence_async_shared()";
+      break;
     case StmtKind::Mma: {
       auto n = s->as<MmaNode>();
       os << "mma_m" << n->m << "n" << n->n << "k" << n->k << "." << name(n->operand_type) << "("

@@ -33,8 +33,11 @@ struct SharedLayout {
   /// contiguous dimension is wider than a swizzle span. Rank 2 or more; the dimensions
   /// outside the rows (pipeline stages) hold whole tiles.
   std::int64_t slab = 0;
+  /// 0, or the bytes the tile's start (and each slab's) must be a multiple of, past the
+  /// target's shared alignment (1024 for the hardware's 128-byte swizzle).
+  int alignment = 0;
   bool operator==(const SharedLayout &o) const {
-    return pitch == o.pitch && swizzle_bytes == o.swizzle_bytes && slab == o.slab;
+    return pitch == o.pitch && swizzle_bytes == o.swizzle_bytes && slab == o.slab && alignment == o.alignment;
   }
 };
 

@@ -95,13 +95,14 @@ std::string Target::lowering_class() const {
          (mma ? mma->name : "none") + " async " + (async_copy ? "yes" : "no");
 }
 
-std::vector<std::vector<std::string>> cuda_arch_classes(const std::vector<std::string> &archs) {
+std::vector<std::vector<std::string>> cuda_arch_classes(const std::vector<std::string> &archs, bool warpgroup_mma) {
   std::vector<std::string> keys;
   std::vector<std::vector<std::string>> classes;
   for (const std::string &arch : archs) {
     std::string problem;
     auto t = cuda_target(arch, problem);
-    const std::string key = t ? t->lowering_class() : keys.empty() ? "" : keys.front();
+    const std::string key = t ? t->lowering_class() + (warpgroup_mma && t->warpgroup_mma ? " wgmma" : "")
+                              : keys.empty() ? "" : keys.front();
     auto it = std::find(keys.begin(), keys.end(), key);
     if (it == keys.end()) {
       keys.push_back(key);

@@ -64,6 +64,7 @@ Target common_cuda_target(const std::vector<std::string> &archs);
 const std::vector<std::string> &default_cuda_archs();
 /// `archs` grouped by lowering class, in the order of their first members; unknown
 /// architectures join the first group.
-std::vector<std::vector<std::string>> cuda_arch_classes(const std::vector<std::string> &archs);
+/// `warpgroup_mma`: the pipeline uses wgmma where the target has it (a class of its own).
+std::vector<std::vector<std::string>> cuda_arch_classes(const std::vector<std::string> &archs, bool warpgroup_mma = false);
 
 } // namespace tile::ir

@@ -121,6 +121,19 @@ public:
       fail("matrix load of " + std::to_string(n->dst_regs.size()) + " matrices (1, 2 or 4)");
     IRVisitor::visit_MatrixLoad(n);
   }
+  void visit_Wgmma(const WgmmaNode *n) override {
+    for (const DescriptorOperand *d : {&n->a, &n->b}) {
+      check_buffer(d->buffer, "wgmma");
+      if (d->buffer->scope != Scope::Shared || d->buffer->dtype != n->operand_type)
+        fail("wgmma operand '" + d->buffer->name + "' is not a shared tile of the operand type");
+    }
+    check_buffer(n->c, "wgmma");
+    if (n->c->scope != Scope::Local || n->c->dtype != ScalarType::F32)
+      fail("wgmma accumulator '" + n->c->name + "' is not f32 registers");
+    if (n->n % 8 != 0 || n->n < 8 || n->n > 256 || int(n->c_regs.size()) != n->n / 2)
+      fail("wgmma of N = " + std::to_string(n->n) + " with " + std::to_string(n->c_regs.size()) + " registers");
+    IRVisitor::visit_Wgmma(n);
+  }
   void visit_Mma(const MmaNode *n) override {
     for (const Buffer *b : {&n->a, &n->b, &n->c}) {
       check_buffer(*b, "mma");

@@ -125,6 +125,15 @@ void IRVisitor::visit_MatrixLoad(const MatrixLoadNode *n) {
     visit(r);
   visit(n->src_offset);
 }
+void IRVisitor::visit_Wgmma(const WgmmaNode *n) {
+  visit(n->a.offset);
+  visit(n->b.offset);
+  for (auto &r : n->c_regs)
+    visit(r);
+  visit(n->accumulate);
+}
+void IRVisitor::visit_WarpgroupSync(const WarpgroupSyncNode *) {}
+void IRVisitor::visit_ProxyFence(const ProxyFenceNode *) {}
 void IRVisitor::visit_Mma(const MmaNode *n) {
   for (auto *regs : {&n->a_regs, &n->b_regs, &n->c_regs})
     for (auto &r : *regs)
@@ -323,6 +332,19 @@ Stmt IRMutator::mutate_MatrixLoad(const Stmt &self, const MatrixLoadNode *n) {
     return self;
   return std::make_shared<MatrixLoadNode>(n->dst, std::move(regs), n->src, off, n->transpose);
 }
+Stmt IRMutator::mutate_Wgmma(const Stmt &self, const WgmmaNode *n) {
+  bool changed = false;
+  auto regs = mutate(n->c_regs, changed);
+  DescriptorOperand a = n->a, b = n->b;
+  a.offset = mutate(n->a.offset);
+  b.offset = mutate(n->b.offset);
+  Expr acc = mutate(n->accumulate);
+  if (!changed && a.offset == n->a.offset && b.offset == n->b.offset && acc == n->accumulate)
+    return self;
+  return std::make_shared<WgmmaNode>(n->n, n->operand_type, a, b, n->c, std::move(regs), acc);
+}
+Stmt IRMutator::mutate_WarpgroupSync(const Stmt &self, const WarpgroupSyncNode *) { return self; }
+Stmt IRMutator::mutate_ProxyFence(const Stmt &self, const ProxyFenceNode *) { return self; }
 Stmt IRMutator::mutate_Mma(const Stmt &self, const MmaNode *n) {
   bool changed = false;
   auto a = mutate(n->a_regs, changed), b = mutate(n->b_regs, changed), c = mutate(n->c_regs, changed);

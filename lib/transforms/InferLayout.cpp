@@ -125,6 +125,42 @@ std::optional<MmaShape> mma_plan(const GemmNode *g, int threads, const Target &t
   return best;
 }
 
+std::optional<MmaShape> wgmma_plan(const GemmNode *g, int threads, const Target &target, std::string &why_not) {
+  auto no = [&](std::string why) -> std::optional<MmaShape> {
+    why_not = std::move(why);
+    return std::nullopt;
+  };
+  std::string mma_why;
+  auto plain = mma_plan(g, threads, target, mma_why);
+  if (!plain)
+    return no(mma_why);
+  if (!target.warpgroup_mma)
+    return no(target.name() + " has no wgmma");
+  const Buffer &a = g->a.buffer, &b = g->b.buffer, &c = g->c.buffer;
+  if (a->scope != Scope::Shared || b->scope != Scope::Shared)
+    return no("wgmma here takes both operands from shared tiles");
+  const int warpgroup = 4 * target.warp_size;
+  if (threads % warpgroup != 0)
+    return no("the block's threads are not whole warpgroups");
+  const int groups = threads / warpgroup;
+  const std::int64_t M = c->extent(0), N = c->extent(1), row_bytes = 128;
+  const std::int64_t e = bytes(a->dtype);
+  if (g->transpose_a || a->extent(1) * e != row_bytes)
+    return no("wgmma here takes a not transposed with rows of 128 bytes of K");
+  if (g->transpose_b ? b->extent(1) * e != row_bytes : b->extent(1) % (row_bytes / e) != 0)
+    return no(g->transpose_b ? "wgmma here takes a transposed b with rows of 128 bytes of K"
+                             : "wgmma here takes b with rows of a multiple of 128 bytes");
+  if (M != 64 * groups)
+    return no("M = " + std::to_string(M) + " is not 64 rows for each of the " + std::to_string(groups) + " warpgroups");
+  if (N % 8 != 0 || N > 256)
+    return no("N = " + std::to_string(N) + " is not a multiple of 8 up to 256");
+  MmaShape s = *plain;
+  s.warps_m = 4 * groups;
+  s.warps_n = 1;
+  s.warpgroup = true;
+  return s;
+}
+
 namespace {
 
 /// One access of a fragment in a parallel nest: the nest dimensions its indices are, in
@@ -158,13 +194,19 @@ struct GemmSite {
   std::uint32_t loc;
   std::optional<MmaShape> mma; // tensor cores, on this warp grid
   std::string why_not;         // else why not
+  std::string why_wgmma;       // why not wgmma, where it was asked for
 };
 
 std::string quoted(const BufferNode *b) { return "'" + b->name + "'"; }
 
 class Inference {
 public:
-  Inference(const Kernel &k, const Target &t, const InferLayoutOptions &o) : k_(k), target_(t), options_(o) {}
+  Inference(const Kernel &k, const Target &t, const InferLayoutOptions &o) : k_(k), target_(t), options_(o) {
+    for_each_node(k.body, nullptr, [&](const Stmt &s) {
+      if (auto a = s->as<AnnotateLayoutNode>())
+        annotated_.insert(a->buffer.get());
+    });
+  }
 
   void run() {
     collect(k_.body);
@@ -208,12 +250,18 @@ public:
         out.push_back({b->loc, "fragment " + quoted(b) + " in registers: " + to_string(l->second)});
     }
     for (auto &g : gemms_) {
-      if (g.mma && in_registers(g.g->c.buffer.get())) {
+      if (g.mma && g.mma->warpgroup && in_registers(g.g->c.buffer.get())) {
+        const MmaShape &m = *g.mma;
+        out.push_back({g.loc, "gemm on tensor cores (wgmma.m64n" + std::to_string(m.cols) + "k16." +
+                                  std::string(name(g.g->a.buffer->dtype)) + ", " + std::to_string(m.warps_m / 4) +
+                                  " warpgroups, a and b from shared memory)"});
+      } else if (g.mma && in_registers(g.g->c.buffer.get())) {
         const MmaShape &m = *g.mma;
         const bool a_regs = in_registers(g.g->a.buffer.get());
         out.push_back({g.loc, "gemm on tensor cores (" + target_.mma->name + "." + std::string(name(g.g->a.buffer->dtype)) +
                                   ", " + std::to_string(m.warps_m) + "x" + std::to_string(m.warps_n) + " warps, a from " +
-                                  (a_regs ? "registers" : "shared memory via ldmatrix") + ")"});
+                                  (a_regs ? "registers" : "shared memory via ldmatrix") + ")" +
+                                  (g.why_wgmma.empty() ? "" : "; not wgmma: " + g.why_wgmma)});
       } else {
         out.push_back({g.loc, "gemm on FMA: " + (g.mma ? "its accumulator " + quoted(g.g->c.buffer.get()) +
                                                              " is in shared memory"
@@ -227,6 +275,7 @@ private:
   const Kernel &k_;
   const Target &target_;
   const InferLayoutOptions options_;
+  std::set<const BufferNode *> annotated_; // buffers annotate_layout names: laid out as asked
   std::vector<const BufferNode *> fragments_; // in declaration order
   std::set<const BufferNode *> is_fragment_;
   std::map<const BufferNode *, std::string> shared_; // and why
@@ -568,6 +617,11 @@ private:
       GemmSite site{g, s->loc, std::nullopt, ""};
       if (!options_.tensor_cores)
         site.why_not = "-fplugin-arg-tile-gemm=fma asks for FMA";
+      else if (auto w = options_.warpgroup_mma && target_.warpgroup_mma && !annotated_.count(g->a.buffer.get()) &&
+                                !annotated_.count(g->b.buffer.get())
+                            ? wgmma_plan(g, k_.threads, target_, site.why_wgmma)
+                            : std::nullopt)
+        site.mma = *w;
       else if (auto m = mma_plan(g, k_.threads, target_, site.why_not))
         site.mma = *m;
       if (site.mma && g->transpose_a)
@@ -737,6 +791,20 @@ Kernel infer_layout(const Kernel &kernel, const Target &target, const InferLayou
     } else {
       k.remarks.push_back({a->loc, what + "col_major is not acted on yet: the tile stays row-major"});
     }
+  });
+  // wgmma reads its operands through descriptors of the hardware's 128-byte swizzle: rows
+  // of 128 bytes (K-major), or 64-column slabs (b not transposed: N-major), each tile on a
+  // 1024-byte boundary (ir/SharedLayout.h).
+  for_each_node(k.body, nullptr, [&](const Stmt &s) {
+    auto g = s->as<GemmNode>();
+    if (!g)
+      return;
+    auto it = k.layouts.find(g->c.buffer.get());
+    if (it == k.layouts.end() || !it->second.mma || !it->second.mma->warpgroup)
+      return;
+    const std::int64_t span = 128 / bytes(g->a.buffer->dtype);
+    k.shared_layouts[g->a.buffer.get()] = SharedLayout{span, 128, 0, 1024};
+    k.shared_layouts[g->b.buffer.get()] = SharedLayout{span, 128, g->transpose_b ? 0 : span, 1024};
   });
   // ldmatrix reads 16 bytes (the target's operand_row_bytes) from each of 8 rows at once:
   // rows an even number of such units apart share banks. One more unit per row spreads

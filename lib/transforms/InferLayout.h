@@ -44,6 +44,10 @@ namespace tile::transforms {
 /// Choices a test or a user fixes instead of the heuristics.
 struct InferLayoutOptions {
   bool tensor_cores = true; // false: every gemm on FMA (-fplugin-arg-tile-gemm=fma)
+  /// wgmma where the target has it and the gemm fits it (-fplugin-arg-tile-gemm=wgmma):
+  /// operands in shared memory, a K-major and 128 bytes of K a row, b 64-column slabs (or
+  /// K-major), one m64 instruction a warpgroup along M, N at most 256.
+  bool warpgroup_mma = false;
 };
 
 ir::Kernel infer_layout(const ir::Kernel &kernel, const ir::Target &target, const InferLayoutOptions &options = {});
@@ -56,6 +60,13 @@ ir::Kernel infer_layout(const ir::Kernel &kernel, const ir::Target &target, cons
 /// The warp grid of gemm `g` on tensor cores, or nothing and why not.
 std::optional<ir::MmaShape> mma_plan(const ir::GemmNode *g, int threads, const ir::Target &target,
                                      std::string &why_not);
+
+/// The warpgroup grid of gemm `g` on wgmma (the target's warpgroup_mma): operands in shared
+/// memory, not annotated, bf16 or f16, `a` not transposed with K of 128 bytes, `b` K-major
+/// (transposed) with K of 128 bytes or N a multiple of 64 columns; M 64 a warpgroup of the
+/// block's, N a multiple of 8 up to 256; or nothing and why not.
+std::optional<ir::MmaShape> wgmma_plan(const ir::GemmNode *g, int threads, const ir::Target &target,
+                                       std::string &why_not);
 
 /// A nest of parallel loops: the loops (outermost first) and the guards (ifs without else)
 /// found between them; `body` is what the innermost loop runs under its guards.

@@ -70,6 +70,8 @@ protected:
       return fail("the target has no m16n8k16 tensor-core instruction");
     const Fragment &cf = ct->second;
     const MmaShape &shape = *cf.mma;
+    if (shape.warpgroup)
+      return warpgroup_gemm(n, cf);
     const std::int64_t AM = shape.atoms_m(), AN = shape.atoms_n();
     const int warp = t_.warp_size;
     if (!k_.thread_index)
@@ -216,9 +218,74 @@ protected:
     return s;
   }
 
+  /// A gemm on wgmma (infer-layout chose it and laid the operands out for it): for each k
+  /// step of 16 one instruction a warpgroup, between a fence and a commit and wait.
+  Stmt warpgroup_gemm(const GemmNode *n, const Fragment &cf) {
+    const MmaShape &shape = *cf.mma;
+    const int group = 4 * t_.warp_size;
+    if (!t_.warpgroup_mma || shape.atoms_m() != 1 || shape.warps_n != 1 || shape.warps_m % 4 != 0)
+      throw std::logic_error("lower-mma: kernel '" + k_.display_name + "': a wgmma gemm on a grid it cannot take");
+    if (!k_.thread_index)
+      k_.thread_index = make_var("tid", ScalarType::I32);
+    const Expr tid = k_.thread_index;
+    const WarpView c(cf, t_.warp_size, k_.display_name);
+    const std::int64_t N = shape.cols, K = n->transpose_b ? n->b.tile_shape()[1] : n->b.tile_shape()[0];
+    // The thread's registers in the instruction's order: column atom j's four.
+    std::vector<Expr> regs;
+    for (std::int64_t j = 0; j < N / 8; ++j)
+      for (int vh = 0; vh < 2; ++vh)
+        for (int vl = 0; vl < 2; ++vl)
+          regs.push_back(c.slot({{"cs", i32(j)}, {"vh", i32(vh)}, {"vl", i32(vl)}}));
+    auto operand = [&](const Region &r, Expr row, Expr col, bool mn_major) {
+      auto sl = k_.shared_layouts.find(r.buffer.get());
+      if (sl == k_.shared_layouts.end() || sl->second.swizzle_bytes != 128)
+        throw std::logic_error("lower-mma: kernel '" + k_.display_name + "': wgmma operand '" + r.buffer->name +
+                               "' is not in the 128-byte swizzle");
+      DescriptorOperand d;
+      d.buffer = r.buffer;
+      d.offset = shared_offset(*r.buffer, &sl->second, r.index_of({std::move(row), std::move(col)}));
+      d.swizzle_bytes = 128;
+      d.mn_major = mn_major;
+      // Rows of 128 bytes, 8-row groups 1024 bytes apart; N-major slabs (rows of K) a slab
+      // apart along N (targets/cuda/HOPPER-NOTES.md, section 2).
+      d.sbo = 1024;
+      d.lbo = mn_major ? r.tile_shape()[0] * 128 : 16;
+      return d;
+    };
+    // The warpgroup's first row: the accumulator's layout at the group's first thread.
+    const Expr m0 = c.origin(0, mul(quot(tid, group), i32(group)), {});
+    std::vector<Stmt> body;
+    body.push_back(std::make_shared<WarpgroupSyncNode>(WarpgroupSyncKind::Fence, 0));
+    Var ks = make_var("ks", ScalarType::I32);
+    const Expr k0 = mul(ks, i32(16));
+    DescriptorOperand a = operand(n->a, m0, k0, false);
+    DescriptorOperand b = n->transpose_b ? operand(n->b, i32(0), k0, false) : operand(n->b, k0, i32(0), true);
+    Expr accumulate = n->clear_accum ? binary(BinaryOp::NE, ks, i32(0)) : Expr(bool_imm(true));
+    body.push_back(for_loop(ks, i32(0), i32(K / 16), ForKind::Slots,
+                            std::make_shared<WgmmaNode>(int(N), n->b.buffer->dtype, a, b, n->c.buffer, regs,
+                                                        cast(ScalarType::I32, accumulate))));
+    body.push_back(std::make_shared<WarpgroupSyncNode>(WarpgroupSyncKind::Commit, 0));
+    body.push_back(std::make_shared<WarpgroupSyncNode>(WarpgroupSyncKind::Wait, 0));
+    uses_warpgroup_ = true;
+    Stmt s = for_loop(make_var("g", ScalarType::I32), i32(0), i32(1), ForKind::Slots, seq(body));
+    s->loc = n->loc;
+    return s;
+  }
+
+public:
+  bool uses_warpgroup_ = false;
+
 private:
   Kernel &k_;
   const Target &t_;
+};
+
+/// Shared memory that ordinary stores write and wgmma reads next: each thread fences its
+/// writes for the asynchronous proxy before every barrier.
+class FenceBarriers : public IRMutator {
+  Stmt mutate_Barrier(const Stmt &self, const BarrierNode *) override {
+    return seq({std::make_shared<ProxyFenceNode>(), self});
+  }
 };
 
 } // namespace
@@ -227,6 +294,8 @@ Kernel lower_mma(const Kernel &kernel, const Target &target) {
   Kernel k = kernel;
   Lowerer l(k, target);
   k.body = l.mutate(kernel.body);
+  if (l.uses_warpgroup_)
+    k.body = FenceBarriers().mutate(k.body);
   return k;
 }
 

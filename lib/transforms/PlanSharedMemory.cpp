@@ -18,6 +18,7 @@ struct Life {
   int first = -1, last = -1; // top-level statements that touch it; -1: none
   bool async = false;        // filled by asynchronous copies
   std::int64_t offset = 0;
+  std::int64_t align = 1;    // its start a multiple of this
 };
 
 } // namespace
@@ -37,7 +38,11 @@ Kernel plan_shared_memory(const Kernel &kernel, const Target &target) {
   for_each_node(k.body, nullptr, [&](const Stmt &s) {
     if (auto d = s->as<DeclBufferNode>(); d && analysis::is_block_shared(d->buffer.get()) && !index.count(d->buffer.get())) {
       index[d->buffer.get()] = lives.size();
-      lives.push_back({d->buffer.get(), k.storage_elements(d->buffer.get()) * bytes(d->buffer->dtype)});
+      Life l{d->buffer.get(), k.storage_elements(d->buffer.get()) * bytes(d->buffer->dtype)};
+      l.align = align;
+      if (auto sl = k.shared_layouts.find(d->buffer.get()); sl != k.shared_layouts.end())
+        l.align = std::max<std::int64_t>(align, sl->second.alignment);
+      lives.push_back(l);
     }
   });
   for_each_node(k.body, nullptr, [&](const Stmt &s) {
@@ -82,7 +87,7 @@ Kernel plan_shared_memory(const Kernel &kernel, const Target &target) {
         if (may_share(l, p) || p.bytes == 0 || l.bytes == 0)
           continue;
         if (offset < p.offset + p.bytes && p.offset < offset + l.bytes) {
-          offset = (p.offset + p.bytes + align - 1) / align * align;
+          offset = (p.offset + p.bytes + l.align - 1) / l.align * l.align;
           moved = true;
         }
       }

@@ -469,6 +469,9 @@ std::string CEmitter::vector_flag(const VectorFlagNode *) {
 void CEmitter::emit_vector_move(const VectorMoveNode *) { unlowered("a vector move"); }
 void CEmitter::emit_matrix_load(const MatrixLoadNode *) { unlowered("a matrix load"); }
 void CEmitter::emit_mma(const MmaNode *) { unlowered("a tensor-core instruction"); }
+void CEmitter::emit_wgmma(const WgmmaNode *) { unlowered("a warpgroup tensor-core instruction"); }
+void CEmitter::emit_warpgroup_sync(const WarpgroupSyncNode *) { unlowered("a warpgroup fence"); }
+void CEmitter::emit_proxy_fence() { unlowered("an async-proxy fence"); }
 
 void CEmitter::unlowered(const std::string &what) {
   line("#error \"tile: " + what + " reached the codegen; a pass is missing from the pipeline\"");
@@ -542,6 +545,12 @@ void CEmitter::stmt(const Stmt &s) {
     return emit_matrix_load(s->as<MatrixLoadNode>());
   case StmtKind::Mma:
     return emit_mma(s->as<MmaNode>());
+  case StmtKind::Wgmma:
+    return emit_wgmma(s->as<WgmmaNode>());
+  case StmtKind::WarpgroupSync:
+    return emit_warpgroup_sync(s->as<WarpgroupSyncNode>());
+  case StmtKind::ProxyFence:
+    return emit_proxy_fence();
   case StmtKind::AnnotateLayout:
     return; // consumed by layout inference where a target has one
   case StmtKind::Copy:

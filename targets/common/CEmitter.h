@@ -129,6 +129,9 @@ protected:
   virtual void emit_vector_move(const ir::VectorMoveNode *n);
   virtual void emit_matrix_load(const ir::MatrixLoadNode *n);
   virtual void emit_mma(const ir::MmaNode *n);
+  virtual void emit_wgmma(const ir::WgmmaNode *n);
+  virtual void emit_warpgroup_sync(const ir::WarpgroupSyncNode *n);
+  virtual void emit_proxy_fence();
   /// An #error line for IR the target cannot take (a pass is missing from its pipeline).
   void unlowered(const std::string &what);
 };

@@ -65,8 +65,13 @@ public:
         os_ << (is_float(p.scalar->type) ? "double " : "int64_t ") << arg_names_[i];
     }
     os_ << ") {\n";
-    if (shared_bytes_ > 0)
-      os_ << "  extern __shared__ __align__(" << shared_alignment_ << ") unsigned char tile_smem[];\n";
+    if (shared_bytes_ > 0) {
+      // The target's alignment, or more where a tile's layout needs it (wgmma's swizzle).
+      std::int64_t align = shared_alignment_;
+      for (auto &[b, l] : k_.shared_layouts)
+        align = std::max<std::int64_t>(align, l.alignment);
+      os_ << "  extern __shared__ __align__(" << align << ") unsigned char tile_smem[];\n";
+    }
     // The vector flags the accesses use (they read only the kernel's arguments).
     for (auto &[flag, test] : flag_tests_)
       os_ << "  const bool " << flag << " = " << test << ";\n";
@@ -276,6 +281,46 @@ private:
     line("tile_cuda::mma_m" + std::to_string(n->m) + "n" + std::to_string(n->n) + "k" + std::to_string(n->k) + "<" +
          type_name(n->operand_type) + ">(" + args + ");");
   }
+
+  /// wgmma: its descriptors (tile_cuda::gmma_desc), then the instruction itself, whose
+  /// operand list (N / 2 accumulators) is written out here.
+  void emit_wgmma(const WgmmaNode *n) override {
+    auto desc = [&](const DescriptorOperand &d) {
+      return "tile_cuda::gmma_desc(" + address(d.buffer, d.offset) + ", " + std::to_string(d.lbo) + ", " +
+             std::to_string(d.sbo) + ")";
+    };
+    const int regs = int(n->c_regs.size());
+    std::string list;
+    for (int i = 0; i < regs; ++i)
+      list += (i ? ", %" : "%") + std::to_string(i);
+    const std::string type = n->operand_type == ScalarType::BF16 ? "bf16" : "f16";
+    line("{");
+    ++indent_;
+    line("const uint64_t desc_a = " + desc(n->a) + ", desc_b = " + desc(n->b) + ";");
+    line("asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" + std::to_string(regs + 2) +
+         ", 0;\\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n->n) + "k16.f32." + type + "." + type + " {" + list +
+         "}, %" + std::to_string(regs) + ", %" + std::to_string(regs + 1) + ", p, 1, 1, " + (n->a.mn_major ? "1" : "0") +
+         ", " + (n->b.mn_major ? "1" : "0") + ";\\n}\\n\"");
+    ++indent_;
+    std::string outs;
+    for (int i = 0; i < regs; ++i)
+      outs += (i ? ", \"+f\"(" : "\"+f\"(") + buffer(n->c) + "[" + expr(n->c_regs[i]) + "])";
+    line(": " + outs);
+    line(": \"l\"(desc_a), \"l\"(desc_b), \"r\"(" + expr(n->accumulate) + "));");
+    indent_ -= 2;
+    line("}");
+  }
+
+  void emit_warpgroup_sync(const WarpgroupSyncNode *n) override {
+    if (n->sync_kind == WarpgroupSyncKind::Fence)
+      line("tile_cuda::wgmma_fence();");
+    else if (n->sync_kind == WarpgroupSyncKind::Commit)
+      line("tile_cuda::wgmma_commit();");
+    else
+      line("tile_cuda::wgmma_wait<" + std::to_string(n->pending) + ">();");
+  }
+
+  void emit_proxy_fence() override { line("tile_cuda::fence_proxy_async_shared();"); }
 
   void emit_assert(const AssertNode *n) override {
     line("if (!" + expr(n->cond, P_Primary) + ") {");

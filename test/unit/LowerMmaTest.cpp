@@ -320,3 +320,161 @@ TEST(LowerMma, FirstOperandInRegisters) {
 
 } // namespace
 } // namespace tile::ir
+
+namespace tile::ir {
+namespace {
+
+// wgmma (lower-mma's warpgroup path) against the instruction as targets/cuda/HOPPER-NOTES.md
+// gathers it: descriptors read in the hardware's 128-byte swizzle (the byte address's bits
+// 4-6 XOR bits 7-9) from the canonical K-major layout (8-row groups SBO apart) or N-major
+// one (64-column slabs LBO apart, 8-row groups of K SBO apart), the accumulator d[4j + r]
+// of thread t holding (16 (t / 32) + t % 32 / 4 + 8 (r / 2), 8 j + 2 (t % 4) + r % 2). The
+// shared tiles are filled through the layouts infer-layout gives them.
+struct GroupCase {
+  std::int64_t N;
+  int groups;
+  bool tb = false, clear = false;
+  int stages = 1;
+};
+
+void check_warpgroup(const GroupCase &cs) {
+  std::string problem;
+  const Target target = *cuda_target("sm_90a", problem);
+  const std::int64_t M = 64 * cs.groups, K = 64;
+  const int threads = 128 * cs.groups;
+  std::mt19937 rng(unsigned(cs.N * 7 + cs.groups + cs.tb * 3 + cs.clear));
+  const Matrix A = random_matrix(M, K, rng), B = random_matrix(K, cs.N, rng), C0 = random_matrix(M, cs.N, rng);
+  Kernel k;
+  k.display_name = "wgmma_test";
+  k.threads = threads;
+  k.thread_index = make_var("tid", ScalarType::I32);
+  std::map<const BufferNode *, std::vector<double>> mem;
+  auto shared_operand = [&](const std::string &name, std::int64_t rows, std::int64_t cols, const SharedLayout &l,
+                            const auto &value) {
+    std::vector<std::int64_t> shape = {rows, cols};
+    if (cs.stages > 1)
+      shape.insert(shape.begin(), cs.stages);
+    Buffer b = make_buffer(name, Scope::Shared, ScalarType::BF16, shape);
+    k.shared_layouts[b.get()] = l;
+    Region r;
+    r.buffer = b;
+    r.extent = shape;
+    r.begin.assign(shape.size(), int_imm(0));
+    r.tile_dims = {0, 1};
+    if (cs.stages > 1) {
+      r.begin[0] = int_imm(cs.stages - 1);
+      r.extent[0] = 1;
+      r.tile_dims = {1, 2};
+    }
+    auto &v = mem[b.get()];
+    v.assign(shared_storage_elements(*b, &l), NAN);
+    for (std::int64_t i = 0; i < rows; ++i)
+      for (std::int64_t j = 0; j < cols; ++j) {
+        std::vector<std::int64_t> idx = {i, j};
+        if (cs.stages > 1)
+          idx.insert(idx.begin(), cs.stages - 1);
+        v[shared_offset(*b, &l, idx)] = value(i, j);
+      }
+    return r;
+  };
+  Region ra = shared_operand("As", M, K, SharedLayout{64, 128, 0, 1024}, [&](auto i, auto j) { return A[i][j]; });
+  Region rb = cs.tb ? shared_operand("Bs", cs.N, K, SharedLayout{64, 128, 0, 1024}, [&](auto i, auto j) { return B[j][i]; })
+                    : shared_operand("Bs", K, cs.N, SharedLayout{64, 128, 64, 1024}, [&](auto i, auto j) { return B[i][j]; });
+  MmaShape shape{MmaShape::C, M, cs.N, 4 * cs.groups, 1};
+  shape.warpgroup = true;
+  Fragment cf = mma_fragment(shape, threads, target.mma->accumulator);
+  Buffer c = make_buffer("acc", Scope::Local, ScalarType::F32, {cf.slots()});
+  k.layouts[c.get()] = cf;
+  k.body = std::make_shared<GemmNode>(ra, rb, full_region(c), false, cs.tb, cs.clear, WarpPolicy::Square);
+  Kernel lowered = transforms::lower_mma(k, target);
+  SCOPED_TRACE(to_string(lowered.body));
+
+  // Per thread: the accumulator's registers, from C0 through the layout.
+  const auto c_places = places(cf);
+  std::vector<std::vector<double>> acc(threads, std::vector<double>(cf.slots(), NAN));
+  for (auto &[where, idx] : c_places)
+    acc[where.first][where.second] = C0[idx[0]][idx[1]];
+  std::map<const VarNode *, std::int64_t> env;
+  auto eval = [&](const Expr &e, int t) {
+    Substituter s;
+    s.vars[lowered.thread_index.get()] = int_imm(t);
+    for (auto &[v, x] : env)
+      s.vars[v] = int_imm(x);
+    return folded(s.mutate(e));
+  };
+  bool fenced = false, committed = false, waited = false;
+  int instructions = 0;
+  std::function<void(const Stmt &)> run = [&](const Stmt &s) {
+    if (auto q = s->as<SeqNode>()) {
+      for (auto &x : q->stmts)
+        run(x);
+    } else if (auto f = s->as<ForNode>()) {
+      for (std::int64_t i = 0; i < folded(f->extent); ++i) {
+        env[f->var.get()] = folded(f->begin) + i;
+        run(f->body);
+      }
+    } else if (auto w = s->as<WarpgroupSyncNode>()) {
+      (w->sync_kind == WarpgroupSyncKind::Fence ? fenced : w->sync_kind == WarpgroupSyncKind::Commit ? committed : waited) =
+          true;
+      EXPECT_TRUE(w->sync_kind != WarpgroupSyncKind::Wait || (committed && w->pending == 0));
+    } else if (auto g = s->as<WgmmaNode>()) {
+      EXPECT_TRUE(fenced && !committed);
+      ++instructions;
+      for (int grp = 0; grp < cs.groups; ++grp) {
+        const int t0 = grp * 128;
+        // One descriptor for the whole warpgroup.
+        const std::int64_t sa = eval(g->a.offset, t0) * 2, sb = eval(g->b.offset, t0) * 2;
+        for (int t = t0; t < t0 + 128; ++t)
+          ASSERT_TRUE(eval(g->a.offset, t) * 2 == sa && eval(g->b.offset, t) * 2 == sb);
+        auto fetch = [&](const BufferNode *b, std::int64_t u) {
+          const std::int64_t p = u ^ (((u >> 7) & 7) << 4);
+          return mem.at(b)[p / 2];
+        };
+        double a[64][16], bm[16][256];
+        for (int r = 0; r < 64; ++r)
+          for (int kk = 0; kk < 16; ++kk)
+            a[r][kk] = fetch(g->a.buffer.get(), sa + (r / 8) * g->a.sbo + (r % 8) * 128 + kk * 2);
+        for (int kk = 0; kk < 16; ++kk)
+          for (int n = 0; n < g->n; ++n)
+            bm[kk][n] = g->b.mn_major
+                            ? fetch(g->b.buffer.get(), sb + (n / 64) * g->b.lbo + (kk / 8) * g->b.sbo + (kk % 8) * 128 + (n % 64) * 2)
+                            : fetch(g->b.buffer.get(), sb + (n / 8) * g->b.sbo + (n % 8) * 128 + kk * 2);
+        for (int t = t0; t < t0 + 128; ++t) {
+          const int lt = t - t0, w = lt / 32, l = lt % 32;
+          const bool add_to = eval(g->accumulate, t) != 0;
+          for (int i = 0; i < g->n / 2; ++i) {
+            const int r = 16 * w + l / 4 + 8 * ((i % 4) / 2), col = 8 * (i / 4) + 2 * (l % 4) + i % 2;
+            double sum = 0;
+            for (int kk = 0; kk < 16; ++kk)
+              sum += a[r][kk] * bm[kk][col];
+            double &d = acc[t][eval(g->c_regs[i], t)];
+            d = add_to ? d + sum : sum;
+          }
+        }
+      }
+    } else if (!s->as<DeclBufferNode>()) {
+      FAIL() << "unexpected statement: " << to_string(s);
+    }
+  };
+  run(lowered.body);
+  EXPECT_EQ(instructions, K / 16);
+  EXPECT_TRUE(committed && waited);
+  int wrong = 0;
+  for (auto &[where, idx] : c_places) {
+    double want = cs.clear ? 0 : C0[idx[0]][idx[1]];
+    for (std::int64_t kk = 0; kk < K; ++kk)
+      want += A[idx[0]][kk] * B[kk][idx[1]];
+    const double got = acc[where.first][where.second];
+    if (got != want && wrong++ < 5)
+      ADD_FAILURE() << "thread " << where.first << " slot " << where.second << " element (" << idx[0] << ", " << idx[1]
+                    << "): " << got << ", want " << want;
+  }
+  EXPECT_EQ(wrong, 0);
+}
+
+TEST(LowerMma, WarpgroupNMajorB) { check_warpgroup({.N = 256, .groups = 2, .stages = 3}); }
+TEST(LowerMma, WarpgroupKMajorBCleared) { check_warpgroup({.N = 64, .groups = 1, .tb = true, .clear = true}); }
+TEST(LowerMma, WarpgroupNarrowN) { check_warpgroup({.N = 128, .groups = 1, .clear = true, .stages = 2}); }
+
+} // namespace
+} // namespace tile::ir

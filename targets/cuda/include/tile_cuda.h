@@ -430,6 +430,23 @@ __device__ __forceinline__ void mma_m16n8k16(float &d0, float &d1, float &d2, fl
                  : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
 
+/// A wgmma matrix descriptor (sm_90a) of the shared tile at `p` in the 128-byte swizzle:
+/// start address, leading and stride byte offsets (each in 16-byte units), layout type 1
+/// (targets/cuda/HOPPER-NOTES.md, section 1).
+__device__ __forceinline__ uint64_t gmma_desc(const void *p, uint32_t lbo, uint32_t sbo) {
+  const uint64_t start = (detail::smem_address(p) & 0x3FFFF) >> 4;
+  return start | (uint64_t((lbo & 0x3FFFF) >> 4) << 16) | (uint64_t((sbo & 0x3FFFF) >> 4) << 32) | (uint64_t(1) << 62);
+}
+/// wgmma's ordering (sm_90a): fence before a batch, commit it, wait for all but Pending.
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int Pending> __device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(Pending) : "memory");
+}
+/// This thread's shared-memory writes made visible to the asynchronous proxy (the tensor
+/// cores' and copy engine's reads), for after a barrier.
+__device__ __forceinline__ void fence_proxy_async_shared() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+
 /// Two 16-bit values as one 32-bit register, the first in the low half (mma's operand order).
 template <class T> __device__ __forceinline__ unsigned pack2(T lo, T hi) {
   unsigned short l, h;

@@ -1,0 +1,50 @@
+// -fplugin-arg-tile-gemm=wgmma (experimental: not yet run on a GPU): on sm_90a a gemm that
+// fits Hopper's warpgroup instruction runs on it; sm_80 keeps mma.sync in an image of its
+// own. The operands are laid out in the hardware's 128-byte swizzle (a K-major, b in
+// 64-column slabs) on 1024-byte boundaries; lower-mma makes one wgmma a k step between a
+// fence and a commit and wait, and fences each barrier for the async proxy. nvcc takes the
+// source: its sm_90a PTX has wgmma.mma_async.
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a+sm_80 -fplugin-arg-tile-gemm=wgmma \
+// RUN:   -fplugin-arg-tile-remarks %s 2>&1 | FileCheck %s --check-prefix=REMARKS
+// REMARKS: remark: [cuda:sm_90a] gemm on tensor cores (wgmma.m64n128k16.bf16, 2 warpgroups, a and b from shared memory)
+// REMARKS: remark: [cuda:sm_80] gemm on tensor cores (mma.sync.m16n8k16.bf16
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-gemm=wgmma \
+// RUN:   -fplugin-arg-tile-print-after=infer-layout,lower-mma %s 2>&1 | FileCheck %s
+// CHECK-LABEL: IR after infer-layout
+// CHECK: shared As: bf16[128, 64] rows of 64 swizzled 128
+// CHECK: shared Bs: bf16[64, 128] rows of 64 swizzled 128 in slabs of 64 columns
+// CHECK-LABEL: IR after lower-mma
+// CHECK: proxy_fence_async_shared()
+// CHECK-NEXT: barrier()
+// CHECK: wgmma_fence()
+// CHECK-NEXT: for ks in slots(0, 4) {
+// CHECK-NEXT: wgmma_m64n128k16.bf16(acc[{{.*}}] += desc(As + {{.*}}, k-major, swizzle 128, lbo 16, sbo 1024) * desc(Bs + {{.*}}, mn-major, swizzle 128, lbo 8192, sbo 1024), accumulate 1)
+// CHECK: wgmma_commit()
+// CHECK-NEXT: wgmma_wait(0)
+// REQUIRES: nvcc
+// RUN: rm -rf %t && mkdir %t
+// RUN: %tile-cxx -c -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-gemm=wgmma -fplugin-arg-tile-cache=%t/cache \
+// RUN:   -fplugin-arg-tile-emit-source=%t %s -o %t/wgmma.o
+// RUN: %nvcc -ptx -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I%t %t/wgmma.cu -o - | FileCheck %s --check-prefix=PTX
+// PTX: fence.proxy.async.shared::cta
+// PTX: wgmma.fence.sync.aligned
+// PTX: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// PTX: wgmma.commit_group.sync.aligned
+// PTX: wgmma.wait_group.sync.aligned 0
+
+#include <tile/tile.h>
+namespace T = tile;
+
+[[tile::kernel]] void mm(T::tensor<const T::bf16, 2> A, T::tensor<const T::bf16, 2> B, T::tensor<float, 2> C) {
+  auto [bx, by] = T::grid(T::ceildiv(C.size(1), 128), T::ceildiv(C.size(0), 128), T::threads(256));
+  T::shared<T::bf16, 128, 64> As;
+  T::shared<T::bf16, 64, 128> Bs;
+  T::fragment<float, 128, 128> acc;
+  T::clear(acc);
+  for (int k : T::pipelined(T::ceildiv(A.size(1), 64), T::stages(2))) {
+    T::copy(A.at(by * 128, k * 64), As);
+    T::copy(B.at(k * 64, bx * 128), Bs);
+    T::gemm(As, Bs, acc);
+  }
+  T::copy(acc, C.at(by * 128, bx * 128));
+}
