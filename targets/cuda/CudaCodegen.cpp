@@ -71,6 +71,12 @@ public:
       for (auto &[b, l] : k_.shared_layouts)
         align = std::max<std::int64_t>(align, l.alignment);
       os_ << "  extern __shared__ __align__(" << align << ") unsigned char tile_smem[];\n";
+      // A layout whose hardware swizzle counts from an aligned address: an error, not a
+      // wrong result, if the block's shared memory does not start there.
+      if (align > shared_alignment_)
+        os_ << "  if (tile_cuda::detail::smem_address(tile_smem) % " << align << " != 0) {\n"
+            << "    tile_cuda::assert_fail(" << targets::c_string(k_.display_name)
+            << ", \"shared memory does not start at a multiple of " << align << " bytes\");\n    return;\n  }\n";
     }
     // The vector flags the accesses use (they read only the kernel's arguments).
     for (auto &[flag, test] : flag_tests_)

@@ -21,6 +21,13 @@
 // CHECK-NEXT: wgmma_m64n128k16.bf16(acc[{{.*}}] += desc(As + {{.*}}, k-major, swizzle 128, lbo 16, sbo 1024) * desc(Bs + {{.*}}, mn-major, swizzle 128, lbo 8192, sbo 1024), accumulate 1)
 // CHECK: wgmma_commit()
 // CHECK-NEXT: wgmma_wait(0)
+// The block's shared memory must start where the swizzle counts from: checked, an error
+// at run time rather than a wrong result.
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-gemm=wgmma \
+// RUN:   -fplugin-arg-tile-print-after=codegen %s 2>&1 | FileCheck %s --check-prefix=ALIGN
+// ALIGN: extern __shared__ __align__(1024) unsigned char tile_smem[];
+// ALIGN-NEXT: if (tile_cuda::detail::smem_address(tile_smem) % 1024 != 0) {
+// ALIGN-NEXT: tile_cuda::assert_fail("mm", "shared memory does not start at a multiple of 1024 bytes");
 // REQUIRES: nvcc
 // RUN: rm -rf %t && mkdir %t
 // RUN: %tile-cxx -c -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-gemm=wgmma -fplugin-arg-tile-cache=%t/cache \
