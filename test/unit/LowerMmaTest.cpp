@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <random>
 #include <utility>
@@ -173,6 +174,42 @@ private:
   }
 };
 
+using Memory = std::map<const BufferNode *, std::vector<double>>;
+
+/// A bf16 shared operand of `k` holding value(i, j) at tile element (i, j), laid out by `l`
+/// (pitch 0: dense) and filled into `mem` (NaN elsewhere); with several `stages`, the tile
+/// is the last stage of a multi-buffered one. Returns the gemm's region of it.
+Region shared_operand(Kernel &k, Memory &mem, const std::string &name, std::int64_t rows, std::int64_t cols,
+                      const SharedLayout &l, int stages, const std::function<double(std::int64_t, std::int64_t)> &value) {
+  std::vector<std::int64_t> shape = {rows, cols};
+  if (stages > 1)
+    shape.insert(shape.begin(), stages);
+  Buffer b = make_buffer(name, Scope::Shared, ScalarType::BF16, shape);
+  if (l.pitch)
+    k.shared_layouts[b.get()] = l;
+  Region r;
+  r.buffer = b;
+  r.extent = shape;
+  r.begin.assign(shape.size(), int_imm(0));
+  r.tile_dims = {0, 1};
+  if (stages > 1) {
+    r.begin[0] = int_imm(stages - 1);
+    r.extent[0] = 1;
+    r.tile_dims = {1, 2};
+  }
+  const SharedLayout *sl = l.pitch ? &l : nullptr;
+  auto &v = mem[b.get()];
+  v.assign(shared_storage_elements(*b, sl), NAN);
+  for (std::int64_t i = 0; i < rows; ++i)
+    for (std::int64_t j = 0; j < cols; ++j) {
+      std::vector<std::int64_t> idx = {i, j};
+      if (stages > 1)
+        idx.insert(idx.begin(), stages - 1);
+      v[shared_offset(*b, sl, idx)] = value(i, j);
+    }
+  return r;
+}
+
 struct Case {
   std::int64_t M, N, K;
   int warps_m, warps_n;
@@ -194,44 +231,12 @@ void check(const Case &cs) {
 
   const Matrix A = random_matrix(cs.M, cs.K, rng), B = random_matrix(cs.K, cs.N, rng);
   const Matrix C0 = random_matrix(cs.M, cs.N, rng);
-  // A shared operand: its tile (op's transpose as stored), at stage 1 of `stages` where several.
-  auto shared_operand = [&](const std::string &name, std::int64_t rows, std::int64_t cols, const SharedLayout &l,
-                            std::map<const BufferNode *, std::vector<double>> &mem, const auto &value) {
-    std::vector<std::int64_t> shape = {rows, cols};
-    if (cs.stages > 1)
-      shape.insert(shape.begin(), cs.stages);
-    Buffer b = make_buffer(name, Scope::Shared, ScalarType::BF16, shape);
-    if (l.pitch)
-      k.shared_layouts[b.get()] = l;
-    Region r;
-    r.buffer = b;
-    r.extent = shape;
-    r.begin.assign(shape.size(), int_imm(0));
-    r.tile_dims = {0, 1};
-    if (cs.stages > 1) {
-      r.begin[0] = int_imm(1);
-      r.extent[0] = 1;
-      r.tile_dims = {1, 2};
-    }
-    const SharedLayout *sl = l.pitch ? &l : nullptr;
-    auto &v = mem[b.get()];
-    v.assign(shared_storage_elements(*b, sl), NAN);
-    for (std::int64_t i = 0; i < rows; ++i)
-      for (std::int64_t j = 0; j < cols; ++j) {
-        std::vector<std::int64_t> idx = {i, j};
-        if (cs.stages > 1)
-          idx.insert(idx.begin(), 1);
-        v[shared_offset(*b, sl, idx)] = value(i, j);
-      }
-    return r;
-  };
-
   std::map<const BufferNode *, std::vector<double>> mem;
   Fragment cf = mma_fragment(MmaShape{MmaShape::C, cs.M, cs.N, cs.warps_m, cs.warps_n}, threads, target.mma->accumulator);
   Buffer c = make_buffer("acc", Scope::Local, ScalarType::F32, {cf.slots()});
   k.layouts[c.get()] = cf;
-  Region ra, rb = cs.tb ? shared_operand("Bs", cs.N, cs.K, cs.lb, mem, [&](auto i, auto j) { return B[j][i]; })
-                        : shared_operand("Bs", cs.K, cs.N, cs.lb, mem, [&](auto i, auto j) { return B[i][j]; });
+  Region ra, rb = cs.tb ? shared_operand(k, mem, "Bs", cs.N, cs.K, cs.lb, cs.stages, [&](auto i, auto j) { return B[j][i]; })
+                        : shared_operand(k, mem, "Bs", cs.K, cs.N, cs.lb, cs.stages, [&](auto i, auto j) { return B[i][j]; });
   Buffer p;
   Fragment pf;
   if (cs.a_in_registers) {
@@ -240,8 +245,8 @@ void check(const Case &cs) {
     k.layouts[p.get()] = pf;
     ra = full_region(p);
   } else {
-    ra = cs.ta ? shared_operand("As", cs.K, cs.M, cs.la, mem, [&](auto i, auto j) { return A[j][i]; })
-               : shared_operand("As", cs.M, cs.K, cs.la, mem, [&](auto i, auto j) { return A[i][j]; });
+    ra = cs.ta ? shared_operand(k, mem, "As", cs.K, cs.M, cs.la, cs.stages, [&](auto i, auto j) { return A[j][i]; })
+               : shared_operand(k, mem, "As", cs.M, cs.K, cs.la, cs.stages, [&](auto i, auto j) { return A[i][j]; });
   }
   k.body = std::make_shared<GemmNode>(ra, rb, full_region(c), cs.ta, cs.tb, cs.clear, WarpPolicy::Square);
   Kernel lowered = transforms::lower_mma(k, target);
@@ -348,38 +353,13 @@ void check_warpgroup(const GroupCase &cs) {
   k.display_name = "wgmma_test";
   k.threads = threads;
   k.thread_index = make_var("tid", ScalarType::I32);
-  std::map<const BufferNode *, std::vector<double>> mem;
-  auto shared_operand = [&](const std::string &name, std::int64_t rows, std::int64_t cols, const SharedLayout &l,
-                            const auto &value) {
-    std::vector<std::int64_t> shape = {rows, cols};
-    if (cs.stages > 1)
-      shape.insert(shape.begin(), cs.stages);
-    Buffer b = make_buffer(name, Scope::Shared, ScalarType::BF16, shape);
-    k.shared_layouts[b.get()] = l;
-    Region r;
-    r.buffer = b;
-    r.extent = shape;
-    r.begin.assign(shape.size(), int_imm(0));
-    r.tile_dims = {0, 1};
-    if (cs.stages > 1) {
-      r.begin[0] = int_imm(cs.stages - 1);
-      r.extent[0] = 1;
-      r.tile_dims = {1, 2};
-    }
-    auto &v = mem[b.get()];
-    v.assign(shared_storage_elements(*b, &l), NAN);
-    for (std::int64_t i = 0; i < rows; ++i)
-      for (std::int64_t j = 0; j < cols; ++j) {
-        std::vector<std::int64_t> idx = {i, j};
-        if (cs.stages > 1)
-          idx.insert(idx.begin(), cs.stages - 1);
-        v[shared_offset(*b, &l, idx)] = value(i, j);
-      }
-    return r;
-  };
-  Region ra = shared_operand("As", M, K, SharedLayout{64, 128, 0, 1024}, [&](auto i, auto j) { return A[i][j]; });
-  Region rb = cs.tb ? shared_operand("Bs", cs.N, K, SharedLayout{64, 128, 0, 1024}, [&](auto i, auto j) { return B[j][i]; })
-                    : shared_operand("Bs", K, cs.N, SharedLayout{64, 128, 64, 1024}, [&](auto i, auto j) { return B[i][j]; });
+  Memory mem;
+  Region ra = shared_operand(k, mem, "As", M, K, SharedLayout{64, 128, 0, 1024}, cs.stages,
+                             [&](auto i, auto j) { return A[i][j]; });
+  Region rb = cs.tb ? shared_operand(k, mem, "Bs", cs.N, K, SharedLayout{64, 128, 0, 1024}, cs.stages,
+                                     [&](auto i, auto j) { return B[j][i]; })
+                    : shared_operand(k, mem, "Bs", K, cs.N, SharedLayout{64, 128, 64, 1024}, cs.stages,
+                                     [&](auto i, auto j) { return B[i][j]; });
   MmaShape shape{MmaShape::C, M, cs.N, 4 * cs.groups, 1};
   shape.warpgroup = true;
   Fragment cf = mma_fragment(shape, threads, target.mma->accumulator);
