@@ -45,7 +45,10 @@ std::optional<Target> cuda_target(const std::string &arch, std::string &problem)
     t.mma = MmaAtom{"mma.sync.m16n8k16", 16, 8, 16, acc, 16};
     t.async_copy = true;
   }
-  t.bulk_tensor_copy = t.warpgroup_mma = cc == 90 && specific;
+  t.bulk_tensor_copy = cc == 90 && specific;
+  // wgmma.mma_async m64nNk16 (targets/cuda/HOPPER-NOTES.md): sm_90a only.
+  if (cc == 90 && specific)
+    t.warpgroup_mma = WarpgroupMmaAtom{"wgmma.mma_async", 4, 64, 16, 8, 256, 128, 1024};
   // The largest dynamic shared memory per block (CUDA programming guide, compute
   // capabilities table).
   t.max_shared_bytes = cc >= 120                 ? 99 * 1024
@@ -74,7 +77,8 @@ Target common_cuda_target(const std::vector<std::string> &archs) {
       common->mma.reset();
     common->async_copy &= t->async_copy;
     common->bulk_tensor_copy &= t->bulk_tensor_copy;
-    common->warpgroup_mma &= t->warpgroup_mma;
+    if (!t->warpgroup_mma)
+      common->warpgroup_mma.reset();
     common->max_shared_bytes = std::min(common->max_shared_bytes, t->max_shared_bytes);
     common->shared_alignment = std::max(common->shared_alignment, t->shared_alignment);
   }

@@ -26,6 +26,16 @@ struct MmaAtom {
   int operand_row_bytes = 0;
 };
 
+/// A warpgroup tensor-core instruction (wgmma): `warps` consecutive warps compute together
+/// an m x N x k tile, N a multiple of n_step up to max_n, the operands read from shared
+/// memory through descriptors of a `swizzle_bytes` swizzle that counts from
+/// `swizzle_alignment`-byte boundaries (rows of swizzle_bytes of K, or slabs that wide).
+struct WarpgroupMmaAtom {
+  std::string name; // "wgmma.mma_async"
+  int warps = 0, m = 0, k = 0, n_step = 0, max_n = 0;
+  int swizzle_bytes = 0, swizzle_alignment = 0;
+};
+
 struct Target {
   std::string kind; // "cpu", "cuda"
   std::string arch; // "sm_90a", "sm_80"; empty for the CPU
@@ -35,7 +45,7 @@ struct Target {
   std::optional<MmaAtom> mma; // tensor-core gemm (bf16 and f16 into f32)
   bool async_copy = false;    // cp.async: global to shared without registers
   bool bulk_tensor_copy = false; // TMA (not used yet)
-  bool warpgroup_mma = false;    // wgmma (not used yet)
+  std::optional<WarpgroupMmaAtom> warpgroup_mma; // wgmma (sm_90a; -fplugin-arg-tile-gemm=wgmma)
   std::int64_t max_shared_bytes = 0; // dynamic shared memory of one block
   std::int64_t shared_alignment = 16; // each shared buffer starts at a multiple of this
   int max_registers_per_thread = 0;
@@ -49,7 +59,8 @@ struct Target {
   /// width, tensor-core instruction, async copies): architectures of one class share one
   /// pipeline and one generated source; the others get their own. (The limits are not
   /// among them: one source serves a class, and each architecture's limits are checked.
-  /// bulk_tensor_copy and warpgroup_mma join when a pass uses them.)
+  /// warpgroup_mma joins through cuda_arch_classes when the pipeline uses it;
+  /// bulk_tensor_copy when a pass does.)
   std::string lowering_class() const;
 };
 

@@ -136,26 +136,30 @@ std::optional<MmaShape> wgmma_plan(const GemmNode *g, int threads, const Target 
     return no(mma_why);
   if (!target.warpgroup_mma)
     return no(target.name() + " has no wgmma");
+  const WarpgroupMmaAtom &w = *target.warpgroup_mma;
   const Buffer &a = g->a.buffer, &b = g->b.buffer, &c = g->c.buffer;
   if (a->scope != Scope::Shared || b->scope != Scope::Shared)
     return no("wgmma here takes both operands from shared tiles");
-  const int warpgroup = 4 * target.warp_size;
+  const int warpgroup = w.warps * target.warp_size;
   if (threads % warpgroup != 0)
     return no("the block's threads are not whole warpgroups");
   const int groups = threads / warpgroup;
-  const std::int64_t M = c->extent(0), N = c->extent(1), row_bytes = 128;
+  const std::int64_t M = c->extent(0), N = c->extent(1), row_bytes = w.swizzle_bytes;
   const std::int64_t e = bytes(a->dtype);
+  const std::string rows = std::to_string(row_bytes) + " bytes";
   if (g->transpose_a || a->extent(1) * e != row_bytes)
-    return no("wgmma here takes a not transposed with rows of 128 bytes of K");
+    return no("wgmma here takes a not transposed with rows of " + rows + " of K");
   if (g->transpose_b ? b->extent(1) * e != row_bytes : b->extent(1) % (row_bytes / e) != 0)
-    return no(g->transpose_b ? "wgmma here takes a transposed b with rows of 128 bytes of K"
-                             : "wgmma here takes b with rows of a multiple of 128 bytes");
-  if (M != 64 * groups)
-    return no("M = " + std::to_string(M) + " is not 64 rows for each of the " + std::to_string(groups) + " warpgroups");
-  if (N % 8 != 0 || N > 256)
-    return no("N = " + std::to_string(N) + " is not a multiple of 8 up to 256");
+    return no(g->transpose_b ? "wgmma here takes a transposed b with rows of " + rows + " of K"
+                             : "wgmma here takes b with rows of a multiple of " + rows);
+  if (M != w.m * groups)
+    return no("M = " + std::to_string(M) + " is not " + std::to_string(w.m) + " rows for each of the " +
+              std::to_string(groups) + " warpgroups");
+  if (N % w.n_step != 0 || N > w.max_n)
+    return no("N = " + std::to_string(N) + " is not a multiple of " + std::to_string(w.n_step) + " up to " +
+              std::to_string(w.max_n));
   MmaShape s = *plain;
-  s.warps_m = 4 * groups;
+  s.warps_m = w.warps * groups;
   s.warps_n = 1;
   s.warpgroup = true;
   return s;
@@ -252,9 +256,10 @@ public:
     for (auto &g : gemms_) {
       if (g.mma && g.mma->warpgroup && in_registers(g.g->c.buffer.get())) {
         const MmaShape &m = *g.mma;
-        out.push_back({g.loc, "gemm on tensor cores (wgmma.m64n" + std::to_string(m.cols) + "k16." +
-                                  std::string(name(g.g->a.buffer->dtype)) + ", " + std::to_string(m.warps_m / 4) +
-                                  " warpgroups, a and b from shared memory)"});
+        const WarpgroupMmaAtom &w = *target_.warpgroup_mma;
+        out.push_back({g.loc, "gemm on tensor cores (wgmma.m" + std::to_string(w.m) + "n" + std::to_string(m.cols) + "k" +
+                                  std::to_string(w.k) + "." + std::string(name(g.g->a.buffer->dtype)) + ", " +
+                                  std::to_string(m.warps_m / w.warps) + " warpgroups, a and b from shared memory)"});
       } else if (g.mma && in_registers(g.g->c.buffer.get())) {
         const MmaShape &m = *g.mma;
         const bool a_regs = in_registers(g.g->a.buffer.get());
@@ -792,9 +797,9 @@ Kernel infer_layout(const Kernel &kernel, const Target &target, const InferLayou
       k.remarks.push_back({a->loc, what + "col_major is not acted on yet: the tile stays row-major"});
     }
   });
-  // wgmma reads its operands through descriptors of the hardware's 128-byte swizzle: rows
-  // of 128 bytes (K-major), or 64-column slabs (b not transposed: N-major), each tile on a
-  // 1024-byte boundary (ir/SharedLayout.h).
+  // wgmma reads its operands through descriptors of the hardware's swizzle (128 bytes):
+  // rows of that many bytes (K-major), or slabs of that many columns (b not transposed:
+  // N-major), each tile on the boundary the swizzle counts from (ir/SharedLayout.h).
   for_each_node(k.body, nullptr, [&](const Stmt &s) {
     auto g = s->as<GemmNode>();
     if (!g)
@@ -802,9 +807,11 @@ Kernel infer_layout(const Kernel &kernel, const Target &target, const InferLayou
     auto it = k.layouts.find(g->c.buffer.get());
     if (it == k.layouts.end() || !it->second.mma || !it->second.mma->warpgroup)
       return;
-    const std::int64_t span = 128 / bytes(g->a.buffer->dtype);
-    k.shared_layouts[g->a.buffer.get()] = SharedLayout{span, 128, 0, 1024};
-    k.shared_layouts[g->b.buffer.get()] = SharedLayout{span, 128, g->transpose_b ? 0 : span, 1024};
+    const WarpgroupMmaAtom &w = *target.warpgroup_mma;
+    const std::int64_t span = w.swizzle_bytes / bytes(g->a.buffer->dtype);
+    k.shared_layouts[g->a.buffer.get()] = SharedLayout{span, w.swizzle_bytes, 0, w.swizzle_alignment};
+    k.shared_layouts[g->b.buffer.get()] =
+        SharedLayout{span, w.swizzle_bytes, g->transpose_b ? 0 : span, w.swizzle_alignment};
   });
   // ldmatrix reads 16 bytes (the target's operand_row_bytes) from each of 8 rows at once:
   // rows an even number of such units apart share banks. One more unit per row spreads

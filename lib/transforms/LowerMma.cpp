@@ -168,20 +168,19 @@ protected:
       body.insert(body.begin(), decl_buffer(aregs));
       body.push_back(slots_loop("ks", KS, [&](const Expr &ks) {
         const Expr k0 = mul(ks, i32(16));
-        Stmt la = slots_loop("am", AM, [&](const Expr &am) {
-          const Expr mm = add(m0(am), mul(mod(mat, 2), i32(8))), kk = add(k0, mul(quot(mat, 2), i32(8)));
-          const Expr off = n->transpose_a ? shared_at(n->a, add(kk, row), mm) : shared_at(n->a, add(mm, row), kk);
+        // Atom am's four registers, as loaded and as the mma takes them.
+        auto a_regs = [](const Expr &am) {
           std::vector<Expr> regs;
           for (int i = 0; i < 4; ++i)
             regs.push_back(add(mul(am, i32(4)), i32(i)));
-          return Stmt(std::make_shared<MatrixLoadNode>(aregs, regs, n->a.buffer, off, n->transpose_a));
+          return regs;
+        };
+        Stmt la = slots_loop("am", AM, [&](const Expr &am) {
+          const Expr mm = add(m0(am), mul(mod(mat, 2), i32(8))), kk = add(k0, mul(quot(mat, 2), i32(8)));
+          const Expr off = n->transpose_a ? shared_at(n->a, add(kk, row), mm) : shared_at(n->a, add(mm, row), kk);
+          return Stmt(std::make_shared<MatrixLoadNode>(aregs, a_regs(am), n->a.buffer, off, n->transpose_a));
         });
-        return seq({la, load_b(ks, i32(0)), mma(aregs, [&](const Expr &am) {
-                      std::vector<Expr> regs;
-                      for (int i = 0; i < 4; ++i)
-                        regs.push_back(add(mul(am, i32(4)), i32(i)));
-                      return regs;
-                    }, i32(0))});
+        return seq({la, load_b(ks, i32(0)), mma(aregs, a_regs, i32(0))});
       }));
     } else {
       // A in registers, laid out as the instruction's A: register i of k step ks is the pair
@@ -222,9 +221,11 @@ protected:
   /// step of 16 one instruction a warpgroup, between a fence and a commit and wait.
   Stmt warpgroup_gemm(const GemmNode *n, const Fragment &cf) {
     const MmaShape &shape = *cf.mma;
-    const int group = 4 * t_.warp_size;
-    if (!t_.warpgroup_mma || shape.atoms_m() != 1 || shape.warps_n != 1 || shape.warps_m % 4 != 0)
+    if (!t_.warpgroup_mma || t_.warpgroup_mma->m != 64 || t_.warpgroup_mma->k != 16 || shape.atoms_m() != 1 ||
+        shape.warps_n != 1 || shape.warps_m % t_.warpgroup_mma->warps != 0)
       throw std::logic_error("lower-mma: kernel '" + k_.display_name + "': a wgmma gemm on a grid it cannot take");
+    const WarpgroupMmaAtom &w = *t_.warpgroup_mma;
+    const int group = w.warps * t_.warp_size;
     if (!k_.thread_index)
       k_.thread_index = make_var("tid", ScalarType::I32);
     const Expr tid = k_.thread_index;
@@ -238,18 +239,19 @@ protected:
           regs.push_back(c.slot({{"cs", i32(j)}, {"vh", i32(vh)}, {"vl", i32(vl)}}));
     auto operand = [&](const Region &r, Expr row, Expr col, bool mn_major) {
       auto sl = k_.shared_layouts.find(r.buffer.get());
-      if (sl == k_.shared_layouts.end() || sl->second.swizzle_bytes != 128)
+      if (sl == k_.shared_layouts.end() || sl->second.swizzle_bytes != w.swizzle_bytes)
         throw std::logic_error("lower-mma: kernel '" + k_.display_name + "': wgmma operand '" + r.buffer->name +
-                               "' is not in the 128-byte swizzle");
+                               "' is not in the instruction's swizzle");
       DescriptorOperand d;
       d.buffer = r.buffer;
       d.offset = shared_offset(*r.buffer, &sl->second, r.index_of({std::move(row), std::move(col)}));
-      d.swizzle_bytes = 128;
+      d.swizzle_bytes = w.swizzle_bytes;
       d.mn_major = mn_major;
-      // Rows of 128 bytes, 8-row groups 1024 bytes apart; N-major slabs (rows of K) a slab
-      // apart along N (targets/cuda/HOPPER-NOTES.md, section 2).
-      d.sbo = 1024;
-      d.lbo = mn_major ? r.tile_shape()[0] * 128 : 16;
+      // Rows of swizzle_bytes, 8-row groups 8 rows apart; N-major slabs (rows of K) a slab
+      // apart along N; a K-major LBO is not read (16: the field's 1) (targets/cuda/
+      // HOPPER-NOTES.md, section 2).
+      d.sbo = 8 * w.swizzle_bytes;
+      d.lbo = mn_major ? r.tile_shape()[0] * w.swizzle_bytes : 16;
       return d;
     };
     // The warpgroup's first row: the accumulator's layout at the group's first thread.
@@ -257,23 +259,23 @@ protected:
     std::vector<Stmt> body;
     body.push_back(std::make_shared<WarpgroupSyncNode>(WarpgroupSyncKind::Fence, 0));
     Var ks = make_var("ks", ScalarType::I32);
-    const Expr k0 = mul(ks, i32(16));
+    const Expr k0 = mul(ks, i32(w.k));
     DescriptorOperand a = operand(n->a, m0, k0, false);
     DescriptorOperand b = n->transpose_b ? operand(n->b, i32(0), k0, false) : operand(n->b, k0, i32(0), true);
     Expr accumulate = n->clear_accum ? binary(BinaryOp::NE, ks, i32(0)) : Expr(bool_imm(true));
-    body.push_back(for_loop(ks, i32(0), i32(K / 16), ForKind::Slots,
+    body.push_back(for_loop(ks, i32(0), i32(K / w.k), ForKind::Slots,
                             std::make_shared<WgmmaNode>(int(N), n->b.buffer->dtype, a, b, n->c.buffer, regs,
                                                         cast(ScalarType::I32, accumulate))));
     body.push_back(std::make_shared<WarpgroupSyncNode>(WarpgroupSyncKind::Commit, 0));
     body.push_back(std::make_shared<WarpgroupSyncNode>(WarpgroupSyncKind::Wait, 0));
-    uses_warpgroup_ = true;
+    uses_warpgroup = true;
     Stmt s = for_loop(make_var("g", ScalarType::I32), i32(0), i32(1), ForKind::Slots, seq(body));
     s->loc = n->loc;
     return s;
   }
 
 public:
-  bool uses_warpgroup_ = false;
+  bool uses_warpgroup = false; // a gemm became wgmma: barriers need proxy fences
 
 private:
   Kernel &k_;
@@ -294,7 +296,7 @@ Kernel lower_mma(const Kernel &kernel, const Target &target) {
   Kernel k = kernel;
   Lowerer l(k, target);
   k.body = l.mutate(kernel.body);
-  if (l.uses_warpgroup_)
+  if (l.uses_warpgroup)
     k.body = FenceBarriers().mutate(k.body);
   return k;
 }

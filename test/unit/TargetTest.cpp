@@ -19,6 +19,11 @@ TEST(Target, CudaArchitectures) {
   EXPECT_EQ(h->mma->k, 16);
   EXPECT_TRUE(h->bulk_tensor_copy && h->warpgroup_mma);
   EXPECT_FALSE(a->bulk_tensor_copy || a->warpgroup_mma);
+  ASSERT_TRUE(h->warpgroup_mma);
+  EXPECT_EQ(h->warpgroup_mma->warps * h->warp_size, 128); // a warpgroup
+  EXPECT_EQ(h->warpgroup_mma->m, 64);
+  EXPECT_EQ(h->warpgroup_mma->max_n, 256);
+  EXPECT_EQ(h->warpgroup_mma->swizzle_alignment, 1024);
   EXPECT_FALSE(t->mma); // bf16 mma.sync and cp.async need sm_80
   EXPECT_FALSE(t->async_copy);
   EXPECT_EQ(h->name(), "cuda:sm_90a");
