@@ -19,6 +19,7 @@
 #include "transforms/PlanSharedMemory.h"
 #include "transforms/LowerThreadLoops.h"
 #include "transforms/LowerVectorAccess.h"
+#include "transforms/RollFallbackLoops.h"
 #include "transforms/LowerFragments.h"
 #include "transforms/LowerGemm.h"
 #include "transforms/LowerMma.h"
@@ -31,7 +32,7 @@ const std::vector<std::string> &pass_names(const std::string &target) {
   static const std::vector<std::string> cuda = {"frontend",        "infer-layout", "lower-tile-ops", "lower-gemm",
                                                 "lower-fragments", "bind-threads", "inject-pipeline", "insert-sync",
                                                 "plan-shared-memory", "lower-thread-loops", "lower-vector-access",
-                                                "lower-mma",         "codegen"};
+                                                "roll-fallback-loops", "lower-mma",         "codegen"};
   return target == "cuda" ? cuda : cpu;
 }
 
@@ -272,6 +273,7 @@ void run_cuda(const std::vector<ir::Kernel> &frontend_kernels, const std::string
         !passes.run("lower-thread-loops", kernels, transforms::lower_thread_loops) ||
         !passes.run("lower-vector-access", kernels,
                     [&](const ir::Kernel &k) { return transforms::lower_vector_access(k, target); }) ||
+        !passes.run("roll-fallback-loops", kernels, transforms::roll_fallback_loops) ||
         !passes.run("lower-mma", kernels, [&](const ir::Kernel &k) { return transforms::lower_mma(k, target); })) {
       if (opts.remarks && result.ok())
         add_remarks("cuda", cls, kernels, {}, result);

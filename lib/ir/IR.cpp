@@ -104,6 +104,7 @@ const char *name(ForKind k) {
   case ForKind::Threads: return "threads";
   case ForKind::Slots: return "slots";
   case ForKind::Vectorized: return "vectorized";
+  case ForKind::Rolled: return "rolled";
   }
   return "?";
 }
@@ -617,9 +618,9 @@ Stmt for_loop(Var v, Expr begin, Expr extent, ForKind k, Stmt body, Expr step, i
   return std::make_shared<ForNode>(std::move(v), std::move(begin), std::move(extent), std::move(step), k,
                                    stages, body ? std::move(body) : seq({}));
 }
-Stmt if_then_else(Expr c, Stmt t, Stmt e) {
+Stmt if_then_else(Expr c, Stmt t, Stmt e, bool rare_else) {
   c = cast(ScalarType::Bool, std::move(c));
-  return std::make_shared<IfNode>(std::move(c), t ? std::move(t) : seq({}), std::move(e));
+  return std::make_shared<IfNode>(std::move(c), t ? std::move(t) : seq({}), std::move(e), rare_else && e);
 }
 Stmt decl_buffer(Buffer b) { return std::make_shared<DeclBufferNode>(std::move(b)); }
 Stmt barrier() { return std::make_shared<BarrierNode>(); }

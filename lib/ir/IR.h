@@ -339,7 +339,9 @@ struct StoreNode : StmtNode {
 /// Vectorized loops are unrolled loops over the lanes of a vector of consecutive elements
 /// (made by lower-fragments): a target may run one as a single vector access where, at run
 /// time, the elements are contiguous, aligned and all inside the tensor.
-enum class ForKind { Serial, Parallel, Pipelined, Unrolled, Threads, Slots, Vectorized };
+/// Rolled loops are Slots loops kept as loops (not unrolled) because they run only on a
+/// rare fallback path and index no registers (made by roll-fallback-loops).
+enum class ForKind { Serial, Parallel, Pipelined, Unrolled, Threads, Slots, Vectorized, Rolled };
 const char *name(ForKind k);
 
 /// `for var in begin, begin + step, ... (extent iterations)`.
@@ -354,11 +356,16 @@ struct ForNode : StmtNode {
       : StmtNode(static_kind), var(std::move(v)), begin(std::move(b)), extent(std::move(e)),
         step(std::move(s)), for_kind(k), stages(st), body(std::move(bd)) {}
 };
+/// `rare_else`: the else side is a fallback that the fast then side leaves for uncommon
+/// run-time cases (a tile on the tensor's edge, a tensor whose strides or alignment allow
+/// no vector access); passes may then favour the then side (roll-fallback-loops).
 struct IfNode : StmtNode {
   static constexpr StmtKind static_kind = StmtKind::If;
   Expr cond;
   Stmt then_case, else_case; // else_case may be null
-  IfNode(Expr c, Stmt t, Stmt e) : StmtNode(static_kind), cond(std::move(c)), then_case(std::move(t)), else_case(std::move(e)) {}
+  bool rare_else;
+  IfNode(Expr c, Stmt t, Stmt e, bool rare = false)
+      : StmtNode(static_kind), cond(std::move(c)), then_case(std::move(t)), else_case(std::move(e)), rare_else(rare) {}
 };
 /// Allocates a shared / fragment / local buffer from this point to the end of its block.
 struct DeclBufferNode : StmtNode {
@@ -602,7 +609,7 @@ Stmt declare(Var v, Expr init);
 Stmt assign(Var v, Expr value);
 Stmt store(Buffer b, std::vector<Expr> indices, Expr value);
 Stmt for_loop(Var v, Expr begin, Expr extent, ForKind k, Stmt body, Expr step = nullptr, int stages = 0);
-Stmt if_then_else(Expr c, Stmt t, Stmt e = nullptr);
+Stmt if_then_else(Expr c, Stmt t, Stmt e = nullptr, bool rare_else = false);
 Stmt decl_buffer(Buffer b);
 Stmt barrier();
 

@@ -302,7 +302,7 @@ public:
       os << ")";
       block(n->then_case);
       if (n->else_case) {
-        os << " else";
+        os << (n->rare_else ? " else (rare)" : " else");
         block(n->else_case);
       }
       break;

@@ -271,7 +271,7 @@ Stmt IRMutator::mutate_For(const Stmt &self, const ForNode *n) {
 Stmt IRMutator::mutate_If(const Stmt &self, const IfNode *n) {
   auto c = mutate(n->cond);
   auto t = mutate(n->then_case), e = mutate(n->else_case);
-  return c == n->cond && t == n->then_case && e == n->else_case ? self : if_then_else(c, t, e);
+  return c == n->cond && t == n->then_case && e == n->else_case ? self : if_then_else(c, t, e, n->rare_else);
 }
 Stmt IRMutator::mutate_DeclBuffer(const Stmt &self, const DeclBufferNode *) { return self; }
 Stmt IRMutator::mutate_Copy(const Stmt &self, const CopyNode *n) {
@@ -355,6 +355,18 @@ Stmt IRMutator::mutate_Mma(const Stmt &self, const MmaNode *n) {
 }
 
 // ---------------------------------------------------------------------------------------
+
+bool reads_any(const Expr &e, const std::set<const VarNode *> &vars) {
+  class Finder : public IRVisitor {
+  public:
+    const std::set<const VarNode *> &vars;
+    bool found = false;
+    explicit Finder(const std::set<const VarNode *> &v) : vars(v) {}
+    void visit_Var(const VarNode *n) override { found |= vars.count(n) > 0; }
+  } finder(vars);
+  finder.visit(e);
+  return finder.found;
+}
 
 void for_each_node(const Stmt &s, const std::function<void(const Expr &)> &on_expr,
                    const std::function<void(const Stmt &)> &on_stmt) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <set>
 #include <map>
 
 #include "ir/IR.h"
@@ -50,6 +51,9 @@ public:
 protected:
   Expr mutate_Var(const Expr &self, const VarNode *n) override;
 };
+
+/// Whether `e` reads any of `vars`.
+bool reads_any(const Expr &e, const std::set<const VarNode *> &vars);
 
 /// Calls `f` on every expression and statement node, parents before children.
 void for_each_node(const Stmt &s, const std::function<void(const Expr &)> &on_expr,

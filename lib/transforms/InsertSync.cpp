@@ -35,7 +35,8 @@ public:
       return changed ? seq(out) : s;
     }
     // Threads and Slots loops run per thread, possibly diverging: never split by a barrier.
-    if (auto f = s->as<ForNode>(); f && f->for_kind != ForKind::Threads && f->for_kind != ForKind::Slots)
+    if (auto f = s->as<ForNode>(); f && f->for_kind != ForKind::Threads && f->for_kind != ForKind::Slots &&
+                                            f->for_kind != ForKind::Rolled)
       return sync_loop(s, f, pending);
     if (auto i = s->as<IfNode>()) {
       SharedAccess then_pending = pending, else_pending = pending;
@@ -48,8 +49,8 @@ public:
       // Both branches start with a barrier (a copy's two paths, say): one before the if.
       Stmt t_rest = e ? after_leading_barrier(t) : nullptr, e_rest = e ? after_leading_barrier(e) : nullptr;
       if (t_rest && e_rest)
-        return seq({barrier(), if_then_else(i->cond, t_rest, e_rest)});
-      return if_then_else(i->cond, t, e);
+        return seq({barrier(), if_then_else(i->cond, t_rest, e_rest, i->rare_else)});
+      return if_then_else(i->cond, t, e, i->rare_else);
     }
     return sync_leaf(s, pending);
   }

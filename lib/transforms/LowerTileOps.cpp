@@ -257,7 +257,7 @@ protected:
     conds.insert(conds.end(), more.begin(), more.end());
     if (conds.empty())
       return lower(true);
-    return if_then_else(conjunction(conds), lower(false), lower(true));
+    return if_then_else(conjunction(conds), lower(false), lower(true), /*rare_else=*/true);
   }
 
   Stmt mutate_Fill(const Stmt &, const FillNode *n) override {

@@ -345,7 +345,8 @@ private:
     // multiple of the chunk needs no test.
     if (analysis::known_divisor(dst_off) * bytes(sb->dtype) % a.chunk == 0)
       return move;
-    return if_then_else(std::make_shared<AlignedNode>(sb, dst_off, int(a.chunk)), move, through_lanes(n, a, off));
+    return if_then_else(std::make_shared<AlignedNode>(sb, dst_off, int(a.chunk)), move, through_lanes(n, a, off),
+                        /*rare_else=*/true);
   }
 
   /// The loop as one vector access under the test that allows it, the loop itself else.
@@ -368,7 +369,7 @@ private:
     Expr off = tensor_offset(a.g, a.first_idx, is_flagged);
     if (!is_flagged)
       test = conj(test, std::make_shared<AlignedNode>(a.g, off, int(a.chunk)));
-    return if_then_else(test, vector_access(n, a, off), self);
+    return if_then_else(test, vector_access(n, a, off), self, /*rare_else=*/true);
   }
 
   /// A Vectorized loop reading block-shared buffers at consecutive, aligned elements: each
@@ -572,7 +573,7 @@ private:
         Stmt else_case = lower_side(refuted_);
         for (auto *g : tensors)
           decided_.erase(g);
-        return if_then_else(test, then_case, else_case);
+        return if_then_else(test, then_case, else_case, /*rare_else=*/true);
       }
     }
     return IRMutator::mutate_For(self, n);

@@ -84,18 +84,6 @@ Assignments assignments_of(const Stmt &s) {
   return a;
 }
 
-bool reads_any(const Expr &e, const std::set<const VarNode *> &vars) {
-  bool found = false;
-  class Finder : public IRVisitor {
-  public:
-    const std::set<const VarNode *> &vars;
-    bool &found;
-    Finder(const std::set<const VarNode *> &v, bool &f) : vars(v), found(f) {}
-    void visit_Var(const VarNode *n) override { found |= vars.count(n) > 0; }
-  } finder(vars, found);
-  finder.visit(e);
-  return found;
-}
 
 } // namespace
 
@@ -575,6 +563,8 @@ void CEmitter::emit_atomic(const AtomicNode *n) {
 std::string CEmitter::loop_pragma(const ForNode *n, bool) {
   const bool unrolled =
       n->for_kind == ForKind::Unrolled || n->for_kind == ForKind::Slots || n->for_kind == ForKind::Vectorized;
+  if (n->for_kind == ForKind::Rolled)
+    return "#pragma unroll 1";
   return unrolled ? "#pragma unroll" : "";
 }
 

@@ -173,6 +173,12 @@ private:
   }
 
   void emit_for(const ForNode *n) override {
+    if (n->for_kind == ForKind::Rolled) { // per-thread work, as a loop
+      ++threads_depth_;
+      CEmitter::emit_for(n);
+      --threads_depth_;
+      return;
+    }
     if (n->for_kind == ForKind::Slots) { // per-thread work, unrolled
       ++threads_depth_;
       if (is_const_int(n->extent, 1)) { // one trip: a block

@@ -34,7 +34,7 @@ namespace T = tile;
 // that crosses it) move inside, in order.
 // CHECK-LABEL: IR after bind-threads [cuda]
 // CHECK: kernel guards(
-// CHECK: } else {
+// CHECK: } else (rare) {
 // CHECK-NEXT: for t.1 in threads(0, 128) {
 // CHECK-NEXT: var i.1: i32 = t.1 / 32
 // CHECK-NEXT: var j.1: i32 = t.1 % 32

@@ -19,13 +19,13 @@ namespace T = tile;
 // CHECK: if (i64(bx) * i64(256) + i64(256) <= x.size(0)) {
 // CHECK-NEXT: for i in parallel(0, 256) {
 // CHECK-NEXT: f[i] = x[bx * 256 + i]
-// CHECK: } else {
+// CHECK: } else (rare) {
 // CHECK-NEXT: for i.1 in parallel(0, 256) {
 // CHECK-NEXT: f[i.1] = select(i64(bx) * i64(256) + i64(i.1) < x.size(0), x[bx * 256 + i.1], 0.0f)
 // CHECK: if (i64(bx) * i64(256) + i64(256) <= y.size(0)) {
 // CHECK-NEXT: for i.2 in parallel(0, 256) {
 // CHECK-NEXT: y[bx * 256 + i.2] = f[i.2]
-// CHECK: } else {
+// CHECK: } else (rare) {
 // CHECK-NEXT: for i.3 in parallel(0, 256) {
 // CHECK-NEXT: if (i64(bx) * i64(256) + i64(i.3) < y.size(0)) {
 // CHECK-NEXT: y[bx * 256 + i.3] = f[i.3]
@@ -46,14 +46,14 @@ namespace T = tile;
 // CHECK-NEXT: for i in parallel(0, 4) {
 // CHECK-NEXT: for j in parallel(0, 8) {
 // CHECK-NEXT: s[i, j] = x[bx - 1 + i, j]
-// CHECK: } else {
+// CHECK: } else (rare) {
 // CHECK-NEXT: for i.1 in parallel(0, 4) {
 // CHECK-NEXT: for j.1 in parallel(0, 8) {
 // CHECK-NEXT: s[i.1, j.1] = select(i64(bx) - i64(1) + i64(i.1) >= i64(0) && i64(bx) - i64(1) + i64(i.1) < x.size(0) && i64(j.1) < x.size(1), x[bx - 1 + i.1, j.1], bf16(0.0))
 // CHECK: for i.2 in parallel(0, 4) {
 // CHECK-NEXT: for j.2 in parallel(0, 8) {
 // CHECK-NEXT: f[i.2, j.2] = f32(s[i.2, j.2])
-// CHECK: } else {
+// CHECK: } else (rare) {
 // CHECK-NEXT: for i.4 in parallel(0, 4) {
 // CHECK-NEXT: if (i64(bx) * i64(4) + i64(i.4) < y.size(0)) {
 // CHECK-NEXT: for j.4 in parallel(0, 8) {

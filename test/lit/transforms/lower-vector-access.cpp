@@ -34,16 +34,16 @@ namespace T = tile;
 // CHECK-NEXT: vector_move(vec_lanes, X + i64(bx * 4) * X.stride(0) + i64(rs * 4) * X.stride(0) + i64(tid / 8) * X.stride(0) + i64(cs * 64) + i64(tid % 8 * 8), 16 bytes in 16)
 // CHECK-NEXT: for v in unroll(0, 8) {
 // CHECK: f[(rs + cs) * 8 + v] = f32(vec_lanes[v])
-// CHECK: } else {
+// CHECK: } else (rare) {
 // CHECK-NEXT: for rs in slots(0, 1) {
 // CHECK-NEXT: for cs in unroll(0, 1) {
 // CHECK-NEXT: for v in vectorized(0, 8) {
 // CHECK: f[(rs + cs) * 8 + v] = f32(X[bx * 4 + i, j])
-// CHECK: } else {
+// CHECK: } else (rare) {
 // CHECK: if (vector_ok(X, 16) && (i64(bx * 4 + (rs.1 * 4 + tid / 8)) < X.size(0) && i64(cs.1 * 64 + tid % 8 * 8) < X.size(1)) && (i64(bx * 4 + (rs.1 * 4 + tid / 8)) < X.size(0) && i64(cs.1 * 64 + tid % 8 * 8 + 7) < X.size(1))) {
 // CHECK-NEXT: local vec_lanes.1: bf16[8]
 // CHECK-NEXT: vector_move(vec_lanes.1, X +
-// CHECK: } else {
+// CHECK: } else (rare) {
 // CHECK-NEXT: for v.1 in vectorized(0, 8) {
 // CHECK: if (vector_ok(Y, 16)) {
 // CHECK: local vec_lanes.2: bf16[8]
@@ -70,7 +70,7 @@ namespace T = tile;
 // CHECK: if (X.stride(1) == i64(1) && aligned(X + i64(bx * 4) * X.stride(0) + i64(rs * 4) * X.stride(0) + i64(tid / 8) * X.stride(0) + i64(3) * X.stride(1) + i64(cs * 64) * X.stride(1) + i64(tid % 8 * 8) * X.stride(1), 16)) {
 // CHECK-NEXT: local vec_lanes: f32[8]
 // CHECK-NEXT: vector_move(vec_lanes, X + i64(bx * 4) * X.stride(0) + i64(rs * 4) * X.stride(0) + i64(tid / 8) * X.stride(0) + i64(3) * X.stride(1) + i64(cs * 64) * X.stride(1) + i64(tid % 8 * 8) * X.stride(1), 32 bytes in 16)
-// CHECK: } else {
+// CHECK: } else (rare) {
 // CHECK-NEXT: for v in vectorized(0, 8) {
 // CUDA-LABEL: // shifted (
 // CUDA-NOT: X_vec
