@@ -59,8 +59,9 @@ for entry in sorted(os.listdir(results)):
             passed += 1
             print("PASS " + entry)
 
-# Tensor cores in the GEMM example's machine code: HMMA instructions in matmul_relu for
-# sm_90a and sm_80 (cuobjdump on the GPU machine, summarized by run.sh).
+# Tensor cores in the GEMM examples' machine code: in every image of matmul_relu, for
+# sm_90a and sm_80, HMMA (mma.sync) or HGMMA (wgmma) instructions (cuobjdump on the GPU
+# machine, summarized by run.sh: image, architecture, kernel, HMMA count, HGMMA count).
 sass = os.path.join(results, "sass-hmma.txt")
 if not os.path.exists(sass):
     failed.append("sass-hmma")
@@ -69,15 +70,16 @@ else:
     archs = {}
     for line in read("sass-hmma.txt").splitlines():
         parts = line.split()
-        if len(parts) == 4 and "matmul_relu" in parts[2]:
-            archs.setdefault(parts[1], []).append(int(parts[3]))
-    missing = [a for a in ("sm_90a", "sm_80") if not archs.get(a) or min(archs[a]) == 0]
+        if len(parts) in (4, 5) and "matmul_relu" in parts[2]:
+            hgmma = int(parts[4]) if len(parts) == 5 else 0
+            archs.setdefault(parts[1], []).append((int(parts[3]), hgmma))
+    missing = [a for a in ("sm_90a", "sm_80") if not archs.get(a) or min(h + g for h, g in archs[a]) == 0]
     if missing:
         failed.append("sass-hmma")
-        print("FAIL sass-hmma: matmul_relu without HMMA for %s: %s" % (", ".join(missing), archs))
+        print("FAIL sass-hmma: matmul_relu without HMMA or HGMMA for %s: %s" % (", ".join(missing), archs))
     else:
         passed += 1
-        print("PASS sass-hmma (matmul_relu HMMA count per image: %s)" % archs)
+        print("PASS sass-hmma (matmul_relu (HMMA, HGMMA) counts per image: %s)" % archs)
 
 print("%d passed, %d failed" % (passed, len(failed)))
 sys.exit(1 if failed else 0)

@@ -3,7 +3,7 @@
 # bulk of its image cache, so that it can be carried to the GPU machine (which takes at most
 # 64 MiB in all): the programs, the runtime, the scripts, and of the cached device images
 # only those of the tensor-core kernels (GEMM, attention), which run.sh disassembles to
-# count HMMA instructions. With --examples, only the example programs (for bench/ab_gpu.sh).
+# count HMMA and HGMMA instructions. With --examples, only the example programs (for bench/ab_gpu.sh).
 #   bash test/gpu/pack.sh build/gpu DEST [--examples]
 set -eu
 src=$1 dest=$2 only=${3:-}
@@ -20,9 +20,10 @@ else
   cp "$src"/bin/* "$dest/bin/"
   [ -d "$src/fuzz" ] && cp -r "$src/fuzz" "$dest/"
 fi
-# The newest cached image of each tensor-core kernel family.
-for family in matmul_relu flash_attention; do
-  newest=$(grep -l -a "$family" "$src"/cache/cuda/*.fatbin 2>/dev/null | xargs -r ls -t | head -1)
-  [ -n "$newest" ] && cp "$newest" "$dest/cache/cuda/"
+# The newest cached images of each tensor-core kernel family: the GEMM has three (the
+# example's, and example-gemm-wgmma's two architecture classes), attention one.
+for family in matmul_relu:3 flash_attention:1; do
+  grep -l -a "${family%:*}" "$src"/cache/cuda/*.fatbin 2>/dev/null | xargs -r ls -t | head -"${family#*:}" |
+    xargs -r cp -t "$dest/cache/cuda/"
 done
 du -sh "$dest" | awk '{print "packed " $2 ": " $1}'

@@ -55,7 +55,7 @@ if command -v compute-sanitizer > /dev/null; then
   done
 fi
 # What the tensor-core kernels became in SASS: per architecture and kernel, the count of
-# HMMA instructions (the device images the programs embed, from the build's cache).
+# HMMA and HGMMA instructions (the device images the programs embed, from the build's cache).
 # A cache entry is a header of five lines (magic, key, size, SHA-256, a blank line) and then
 # the fatbin.
 if command -v cuobjdump > /dev/null && ls cache/cuda/*.fatbin > /dev/null 2>&1; then
@@ -64,9 +64,10 @@ if command -v cuobjdump > /dev/null && ls cache/cuda/*.fatbin > /dev/null 2>&1; 
     tail -n +6 "$image" > "$fatbin"
     cuobjdump --dump-sass "$fatbin" 2>&1 | awk -v image="$(basename "$image")" '
       /^[ \t]*arch = / { arch = $3 }
-      /Function : / { name = $3; hmma[arch " " name] += 0 }
+      /Function : / { name = $3; hmma[arch " " name] += 0; hgmma[arch " " name] += 0 }
       /HMMA/ { hmma[arch " " name]++ }
-      END { for (k in hmma) print image, k, hmma[k] }'
+      /HGMMA/ { hgmma[arch " " name]++ }
+      END { for (k in hmma) print image, k, hmma[k], hgmma[k] }'
   done > results/sass-hmma.txt
   rm -f "$fatbin"
 fi
