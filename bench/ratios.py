@@ -22,10 +22,14 @@ for line in open(sys.argv[1]):
         peers.setdefault(key, []).append((rate, r["peer"]))
 
 copy = max((v for (k, s), vs in peers.items() if k == "copy_bf16" for v, _ in vs), default=None)
-print("%-16s %-16s %12s %22s %7s %9s" % ("kernel", "shape", "tile", "best peer", "ratio", "vs copy"))
+print("%-16s %-16s %12s %22s %7s %9s %8s" % ("kernel", "shape", "tile", "best peer", "ratio", "vs copy", "vs FA2"))
 for (kernel, shape), (rate, unit, err) in sorted(tile.items()):
     best = max(peers.get((kernel, shape), [(None, "-")]), key=lambda p: p[0] or 0)
     ratio = "%.2f" % (rate / best[0]) if best[0] else "-"
     vs_copy = "%.2f" % (rate / copy) if unit == "GB/s" and copy else "-"
     peer = "%.1f %s" % (best[0], best[1]) if best[0] else "-"
-    print("%-16s %-16s %8.1f %-7s %18s %7s %9s   err %.2g" % (kernel, shape, rate, unit, peer, ratio, vs_copy, err or 0))
+    # FlashAttention-2 (issue 8's bar for attention) beside the best peer.
+    fa2 = [v for v, name in peers.get((kernel, shape), []) if name == "sdpa_flash"]
+    vs_fa2 = "%.2f" % (rate / fa2[0]) if fa2 else "-"
+    print("%-16s %-16s %8.1f %-7s %18s %7s %9s %8s   err %.2g" % (kernel, shape, rate, unit, peer, ratio, vs_copy,
+                                                                  vs_fa2, err or 0))

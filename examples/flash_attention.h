@@ -46,14 +46,15 @@ template <int D, bool CAUSAL, int BM = 64, int BN = 64, int NT = 128, int STAGES
     T::reduce_max(s, m, 1, false); // m = max(m_old, the block's row maxima)
     for (int i : T::parallel(BM))
       rescale(i) = T::exp2((m_old(i) - m(i)) * scale_log2);
+    // The output's rescaling first, far from the gemm that reads it.
+    for (auto [i, j] : T::parallel(BM, D))
+      acc(i, j) = acc(i, j) * rescale(i);
     // One FFMA and one exp2 a score.
     for (auto [i, j] : T::parallel(BM, BN))
       s(i, j) = T::exp2(s(i, j) * scale_log2 - m(i) * scale_log2);
     T::reduce_sum(s, row_sum, 1);
     for (int i : T::parallel(BM))
       l(i) = l(i) * rescale(i) + row_sum(i);
-    for (auto [i, j] : T::parallel(BM, D))
-      acc(i, j) = acc(i, j) * rescale(i);
     T::copy(s, p);
     T::gemm(p, Vs, acc, {.policy = T::warp_policy::full_row});
   }
