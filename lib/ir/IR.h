@@ -475,10 +475,15 @@ struct BarrierNode : StmtNode {
 /// The stores to shared memory in `body` may complete asynchronously (GPU targets: cp.async):
 /// they belong to the group that the next AsyncCommit closes, and are complete in the
 /// issuing thread once an AsyncWait lets that group finish (made by inject-pipeline).
+///
+/// `ahead` > 0: the stores fill the shared buffers' stages of the iteration that many
+/// iterations after the current one of the enclosing pipelined loop (inject-pipeline's
+/// prefetch), never the stage the current iteration reads; 0: not known.
 struct AsyncNode : StmtNode {
   static constexpr StmtKind static_kind = StmtKind::Async;
   Stmt body;
-  explicit AsyncNode(Stmt b) : StmtNode(static_kind), body(std::move(b)) {}
+  int ahead;
+  explicit AsyncNode(Stmt b, int a = 0) : StmtNode(static_kind), body(std::move(b)), ahead(a) {}
 };
 /// Closes the group of asynchronous stores issued since the last one.
 struct AsyncCommitNode : StmtNode {

@@ -411,6 +411,8 @@ public:
       break;
     case StmtKind::Async:
       os << "async";
+      if (int ahead = s->as<AsyncNode>()->ahead)
+        os << "(ahead " << ahead << ")";
       block(s->as<AsyncNode>()->body);
       break;
     case StmtKind::AsyncCommit:

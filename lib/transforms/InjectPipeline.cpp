@@ -181,19 +181,19 @@ private:
     }
     const Expr extent = n->extent, begin = n->begin, step = n->step;
     auto iteration = [&](const Expr &i) { return add(begin, mul(i, step)); };
-    auto produce = [&](const Expr &i) {
+    auto produce = [&](const Expr &i, int ahead) {
       Rewrite r = base;
       r.vars[n->var.get()] = cast(n->var->type, iteration(i));
       r.stage = binary(BinaryOp::Mod, i, int_imm(S, i->type));
       std::vector<Stmt> out;
       for (auto &p : producers)
         out.push_back(r.mutate(p));
-      return std::make_shared<AsyncNode>(seq(out));
+      return std::make_shared<AsyncNode>(seq(out), ahead);
     };
     // Prologue: the first stages - 1 iterations' copies.
     Var s = make_var("stage", extent->type);
     Stmt prologue = for_loop(s, int_imm(0, extent->type), int_imm(S - 1, extent->type), ForKind::Serial,
-                             seq({if_then_else(lt(s, extent), produce(s)), std::make_shared<AsyncCommitNode>()}));
+                             seq({if_then_else(lt(s, extent), produce(s, 0)), std::make_shared<AsyncCommitNode>()}));
     // The loop: wait for iteration it's copies (S - 1 groups were committed before the
     // loop and one per iteration since: all but the newest S - 2 are complete), one
     // barrier (every thread's copies are visible, and every thread is done with iteration
@@ -205,11 +205,23 @@ private:
     std::vector<Stmt> body = {declare(n->var, cast(n->var->type, iteration(it)))};
     body.push_back(std::make_shared<AsyncWaitNode>(S - 2));
     body.push_back(barrier());
+    // A first consumer that is an asynchronous gemm (wgmma: the target runs it while the
+    // thread goes on) goes before the copies, so that they are issued while it runs
+    // (lower-mma waits for it after them).
+    size_t first = 0;
+    if (!consumers.empty())
+      if (auto g = consumers.front()->as<GemmNode>()) {
+        auto l = k_.layouts.find(g->c.buffer.get());
+        if (l != k_.layouts.end() && l->second.mma && l->second.mma->warpgroup)
+          first = 1;
+      }
+    for (size_t i = 0; i < first; ++i)
+      body.push_back(work.mutate(mutate(consumers[i])));
     Expr ahead = add(it, int_imm(S - 1, extent->type));
-    body.push_back(if_then_else(lt(ahead, extent), produce(ahead)));
+    body.push_back(if_then_else(lt(ahead, extent), produce(ahead, S - 1)));
     body.push_back(std::make_shared<AsyncCommitNode>());
-    for (auto &c : consumers)
-      body.push_back(work.mutate(mutate(c)));
+    for (size_t i = first; i < consumers.size(); ++i)
+      body.push_back(work.mutate(mutate(consumers[i])));
     Stmt loop = for_loop(it, int_imm(0, extent->type), extent, ForKind::Serial, seq(body));
     return seq({prologue, loop, std::make_shared<AsyncWaitNode>(0)});
   }

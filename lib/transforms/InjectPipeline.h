@@ -12,7 +12,7 @@
 //       var k = begin + it * step
 //       async_wait(stages - 2)     // this thread's copies of iteration `it` are done
 //       barrier()                  // and everyone's; and everyone is done with iteration it - 1
-//       if (it + stages - 1 < n) async { producers(iteration it + stages - 1) }
+//       if (it + stages - 1 < n) async(ahead stages - 1) { producers(iteration it + stages - 1) }
 //       async_commit()
 //       consumers
 //     }
@@ -23,6 +23,10 @@
 //   iteration it + stages - 1 refill stage (it - 1) % stages, which only iteration it - 1
 //   read. insert-sync sees that the producers and consumers of one iteration touch
 //   different stages (analysis/SharedAccess.h: slots) and adds nothing between them.
+//   Where the first consumer is a gemm the target runs asynchronously (a warpgroup
+//   accumulator: wgmma), it comes before the copies, which are issued while it runs;
+//   the copies are marked as filling the stages of iteration it + stages - 1 (AsyncNode::
+//   ahead), so that lower-mma may wait for the gemm after them.
 //   Loops that do not have that shape stay serial loops, as do all loops with fewer than
 //   2 stages and loops whose shared buffers another pipelined loop uses too.
 #pragma once

@@ -58,6 +58,49 @@ public:
   Lowerer(Kernel &k, const Target &t) : k_(k), t_(t) {}
 
 protected:
+  /// A wgmma gemm's wait goes after the statements that follow it and may run while it
+  /// does: inject-pipeline's copies of later stages (AsyncNode::ahead, which never write
+  /// the stage the gemm reads) and their commit.
+  Stmt mutate_Seq(const Stmt &self, const SeqNode *n) override {
+    std::vector<Stmt> out;
+    bool changed = false;
+    for (size_t i = 0; i < n->stmts.size(); ++i) {
+      const Stmt &s = n->stmts[i];
+      if (!is_warpgroup_gemm(s)) {
+        Stmt m = mutate(s);
+        changed |= m != s;
+        out.push_back(m);
+        continue;
+      }
+      defer_wait_ = true;
+      out.push_back(mutate(s));
+      defer_wait_ = false;
+      while (i + 1 < n->stmts.size() && overlaps_gemm(n->stmts[i + 1]))
+        out.push_back(mutate(n->stmts[++i]));
+      out.push_back(std::make_shared<WarpgroupSyncNode>(WarpgroupSyncKind::Wait, 0));
+      changed = true;
+    }
+    return changed ? seq(out) : self;
+  }
+
+  bool is_warpgroup_gemm(const Stmt &s) const {
+    auto g = s->as<GemmNode>();
+    if (!g)
+      return false;
+    auto ct = k_.layouts.find(g->c.buffer.get());
+    return ct != k_.layouts.end() && ct->second.mma && ct->second.mma->warpgroup;
+  }
+
+  static bool overlaps_gemm(const Stmt &s) {
+    if (s->as<AsyncCommitNode>())
+      return true;
+    if (auto a = s->as<AsyncNode>())
+      return a->ahead > 0;
+    if (auto i = s->as<IfNode>())
+      return !i->else_case && overlaps_gemm(i->then_case) && !i->then_case->as<AsyncCommitNode>();
+    return false;
+  }
+
   Stmt mutate_Gemm(const Stmt &, const GemmNode *n) override {
     auto fail = [&](const std::string &why) -> Stmt {
       throw std::logic_error("lower-mma: kernel '" + k_.display_name + "': " + why);
@@ -267,7 +310,8 @@ protected:
                             std::make_shared<WgmmaNode>(int(N), n->b.buffer->dtype, a, b, n->c.buffer, regs,
                                                         cast(ScalarType::I32, accumulate))));
     body.push_back(std::make_shared<WarpgroupSyncNode>(WarpgroupSyncKind::Commit, 0));
-    body.push_back(std::make_shared<WarpgroupSyncNode>(WarpgroupSyncKind::Wait, 0));
+    if (!defer_wait_) // else mutate_Seq places it
+      body.push_back(std::make_shared<WarpgroupSyncNode>(WarpgroupSyncKind::Wait, 0));
     uses_warpgroup = true;
     Stmt s = for_loop(make_var("g", ScalarType::I32), i32(0), i32(1), ForKind::Slots, seq(body));
     s->loc = n->loc;
@@ -278,6 +322,7 @@ public:
   bool uses_warpgroup = false; // a gemm became wgmma: barriers need proxy fences
 
 private:
+  bool defer_wait_ = false; // lowering a wgmma gemm whose wait mutate_Seq places
   Kernel &k_;
   const Target &t_;
 };

@@ -19,6 +19,12 @@
 // instruction's own (lane l of ldmatrix gives row l % 8 of matrix l / 8; the order of the
 // four 8 x 8 matrices of an A atom and the two of a B atom) is this pass's.
 //
+// A gemm on wgmma (a warpgroup accumulator) becomes a fence, one instruction a k step of
+// 16 reading both operands through shared-memory descriptors, and a commit; its wait
+// (for the tensor cores to finish) comes right after, or, where inject-pipeline put
+// copies of later stages after the gemm (AsyncNode::ahead: they never write what it
+// reads), after those, so that they are issued while it runs.
+//
 // Requires: lower-fragments (registers as local buffers, kernel.layouts keyed by them);
 //   the target's MmaAtom is m16n8k16 with 16-bit operands read by matrix loads.
 // Establishes: no Gemm remains; MatrixLoad and Mma nodes, in loops of kind Slots.

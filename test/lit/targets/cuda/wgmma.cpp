@@ -2,17 +2,27 @@
 // fits Hopper's warpgroup instruction runs on it; sm_80 keeps mma.sync in an image of its
 // own. The operands are laid out in the hardware's 128-byte swizzle (a K-major, b in
 // 64-column slabs) on 1024-byte boundaries; lower-mma makes one wgmma a k step between a
-// fence and a commit and wait, and fences each barrier for the async proxy. nvcc takes the
-// source: its sm_90a PTX has wgmma.mma_async.
+// fence and a commit, and fences each barrier for the async proxy. inject-pipeline puts
+// the gemm before the next stage's copies, and lower-mma waits for it after them, so that
+// they are issued while the tensor cores run. nvcc takes the source: its sm_90a PTX has
+// wgmma.mma_async.
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a+sm_80 -fplugin-arg-tile-gemm=wgmma \
 // RUN:   -fplugin-arg-tile-remarks %s 2>&1 | FileCheck %s --check-prefix=REMARKS
 // REMARKS: remark: [cuda:sm_90a] gemm on tensor cores (wgmma.m64n128k16.bf16, 2 warpgroups, a and b from shared memory)
 // REMARKS: remark: [cuda:sm_80] gemm on tensor cores (mma.sync.m16n8k16.bf16
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-gemm=wgmma \
-// RUN:   -fplugin-arg-tile-print-after=infer-layout,lower-mma %s 2>&1 | FileCheck %s
+// RUN:   -fplugin-arg-tile-print-after=infer-layout,inject-pipeline,lower-mma %s 2>&1 | FileCheck %s
 // CHECK-LABEL: IR after infer-layout
 // CHECK: shared As: bf16[128, 64] rows of 64 swizzled 128
 // CHECK: shared Bs: bf16[64, 128] rows of 64 swizzled 128 in slabs of 64 columns
+// CHECK-LABEL: IR after inject-pipeline
+// CHECK: for it in serial(
+// CHECK: barrier()
+// CHECK-NEXT: gemm(As[it % 2, 0 +: 128, 0 +: 64], Bs[it % 2, 0 +: 64, 0 +: 128], acc)
+// CHECK-NEXT: if (it + 1 < {{.*}}) {
+// CHECK-NEXT: async(ahead 1) {
+// CHECK: async_commit()
+// CHECK-NEXT: }
 // CHECK-LABEL: IR after lower-mma
 // CHECK: proxy_fence_async_shared()
 // CHECK-NEXT: barrier()
@@ -20,7 +30,12 @@
 // CHECK-NEXT: for ks in slots(0, 4) {
 // CHECK-NEXT: wgmma_m64n128k16.bf16(acc[{{.*}}] += desc(As + {{.*}}, k-major, swizzle 128, lbo 16, sbo 1024) * desc(Bs + {{.*}}, mn-major, swizzle 128, lbo 8192, sbo 1024), accumulate 1)
 // CHECK: wgmma_commit()
+// CHECK-NEXT: }
+// CHECK-NEXT: if (it + 1 < {{.*}}) {
+// CHECK-NEXT: async(ahead 1) {
+// CHECK: async_commit()
 // CHECK-NEXT: wgmma_wait(0)
+// CHECK-NEXT: }
 // The block's shared memory must start where the swizzle counts from: checked, an error
 // at run time rather than a wrong result.
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-gemm=wgmma \
