@@ -572,22 +572,29 @@ struct DescriptorOperand {
 };
 
 /// One warpgroup instruction (wgmma.mma_async m64nNk16; made by lower-mma): the 128
-/// threads of a warpgroup compute c (+)= a b for a 64 x N x 16 tile, a and b read from
-/// shared memory through descriptors, c the thread's N / 2 f32 registers `c_regs` (of a
-/// local buffer) in the instruction's order. `accumulate` (i32, 0 or not): whether c's
-/// values are added to (else overwritten). Asynchronous: between a WarpgroupSync Fence
-/// before and a Commit and Wait after, nothing else touches c.
+/// threads of a warpgroup compute c (+)= a b for a 64 x N x 16 tile, b read from shared
+/// memory through a descriptor, a too (`a.buffer` set) or from registers: then
+/// `a_regs` are the thread's four 32-bit registers of the 64 x 16 tile (the mma.sync
+/// m16n8k16 A fragment of each warp's 16 rows), each the pair of 16-bit elements at
+/// slots r and r + 1 of the local buffer `a_reg_buffer`. c is the thread's N / 2 f32
+/// registers `c_regs` (of a local buffer) in the instruction's order. `accumulate` (i32, 0
+/// or not): whether c's values are added to (else overwritten). Asynchronous: between a
+/// WarpgroupSync Fence before and a Commit and Wait after, nothing else touches c or a's
+/// registers.
 struct WgmmaNode : StmtNode {
   static constexpr StmtKind static_kind = StmtKind::Wgmma;
   int n;
   ScalarType operand_type;
   DescriptorOperand a, b;
+  Buffer a_reg_buffer;        // a from registers (else null)
+  std::vector<Expr> a_regs;   // its four registers' first slots
   Buffer c;
   std::vector<Expr> c_regs;
   Expr accumulate;
-  WgmmaNode(int n_, ScalarType t, DescriptorOperand a_, DescriptorOperand b_, Buffer c_, std::vector<Expr> cr, Expr acc)
-      : StmtNode(static_kind), n(n_), operand_type(t), a(std::move(a_)), b(std::move(b_)), c(std::move(c_)),
-        c_regs(std::move(cr)), accumulate(std::move(acc)) {}
+  WgmmaNode(int n_, ScalarType t, DescriptorOperand a_, DescriptorOperand b_, Buffer c_, std::vector<Expr> cr, Expr acc,
+            Buffer ar = nullptr, std::vector<Expr> ars = {})
+      : StmtNode(static_kind), n(n_), operand_type(t), a(std::move(a_)), b(std::move(b_)), a_reg_buffer(std::move(ar)),
+        a_regs(std::move(ars)), c(std::move(c_)), c_regs(std::move(cr)), accumulate(std::move(acc)) {}
 };
 
 /// Orders a warpgroup's asynchronous instructions (wgmma): Fence before the first of a

@@ -444,7 +444,14 @@ public:
       os << "wgmma_m64n" << n->n << "k16." << name(n->operand_type) << "(" << buffer_name(n->c.get()) << "[";
       list(n->c_regs);
       os << "] " << "+= ";
+      if (n->a_reg_buffer) {
+        os << buffer_name(n->a_reg_buffer.get()) << "[pairs ";
+        list(n->a_regs);
+        os << "]";
+      }
       for (const DescriptorOperand *d : {&n->a, &n->b}) {
+        if (d == &n->a && n->a_reg_buffer)
+          continue;
         if (d == &n->b)
           os << " * ";
         os << "desc(";

@@ -122,7 +122,15 @@ public:
     IRVisitor::visit_MatrixLoad(n);
   }
   void visit_Wgmma(const WgmmaNode *n) override {
+    if (n->a_reg_buffer) {
+      check_buffer(n->a_reg_buffer, "wgmma");
+      if (n->a.buffer || n->a_reg_buffer->scope != Scope::Local || n->a_reg_buffer->dtype != n->operand_type ||
+          n->a_regs.size() != 4)
+        fail("wgmma's registers of a are not four pairs of local operand-type registers");
+    }
     for (const DescriptorOperand *d : {&n->a, &n->b}) {
+      if (d == &n->a && n->a_reg_buffer)
+        continue;
       check_buffer(d->buffer, "wgmma");
       if (d->buffer->scope != Scope::Shared || d->buffer->dtype != n->operand_type)
         fail("wgmma operand '" + d->buffer->name + "' is not a shared tile of the operand type");

@@ -128,6 +128,8 @@ void IRVisitor::visit_MatrixLoad(const MatrixLoadNode *n) {
 void IRVisitor::visit_Wgmma(const WgmmaNode *n) {
   visit(n->a.offset);
   visit(n->b.offset);
+  for (auto &r : n->a_regs)
+    visit(r);
   for (auto &r : n->c_regs)
     visit(r);
   visit(n->accumulate);
@@ -335,13 +337,15 @@ Stmt IRMutator::mutate_MatrixLoad(const Stmt &self, const MatrixLoadNode *n) {
 Stmt IRMutator::mutate_Wgmma(const Stmt &self, const WgmmaNode *n) {
   bool changed = false;
   auto regs = mutate(n->c_regs, changed);
+  auto a_regs = mutate(n->a_regs, changed);
   DescriptorOperand a = n->a, b = n->b;
   a.offset = mutate(n->a.offset);
   b.offset = mutate(n->b.offset);
   Expr acc = mutate(n->accumulate);
   if (!changed && a.offset == n->a.offset && b.offset == n->b.offset && acc == n->accumulate)
     return self;
-  return std::make_shared<WgmmaNode>(n->n, n->operand_type, a, b, n->c, std::move(regs), acc);
+  return std::make_shared<WgmmaNode>(n->n, n->operand_type, a, b, n->c, std::move(regs), acc, n->a_reg_buffer,
+                                     std::move(a_regs));
 }
 Stmt IRMutator::mutate_WarpgroupSync(const Stmt &self, const WarpgroupSyncNode *) { return self; }
 Stmt IRMutator::mutate_ProxyFence(const Stmt &self, const ProxyFenceNode *) { return self; }

@@ -138,8 +138,9 @@ std::optional<MmaShape> wgmma_plan(const GemmNode *g, int threads, const Target 
     return no(target.name() + " has no wgmma");
   const WarpgroupMmaAtom &w = *target.warpgroup_mma;
   const Buffer &a = g->a.buffer, &b = g->b.buffer, &c = g->c.buffer;
-  if (a->scope != Scope::Shared || b->scope != Scope::Shared)
-    return no("wgmma here takes both operands from shared tiles");
+  // a from registers (a fragment: the RS form) or a shared tile; b from a shared tile.
+  if ((a->scope != Scope::Shared && a->scope != Scope::Fragment) || b->scope != Scope::Shared)
+    return no("wgmma here takes b from a shared tile and a from a shared tile or a fragment");
   const int warpgroup = w.warps * target.warp_size;
   if (threads % warpgroup != 0)
     return no("the block's threads are not whole warpgroups");
@@ -147,10 +148,13 @@ std::optional<MmaShape> wgmma_plan(const GemmNode *g, int threads, const Target 
   const std::int64_t M = c->extent(0), N = c->extent(1), row_bytes = w.swizzle_bytes;
   const std::int64_t e = bytes(a->dtype);
   const std::string rows = std::to_string(row_bytes) + " bytes";
-  if (g->transpose_a || a->extent(1) * e != row_bytes)
-    return no("wgmma here takes a not transposed with rows of " + rows + " of K");
-  if (g->transpose_b ? b->extent(1) * e != row_bytes : b->extent(1) % (row_bytes / e) != 0)
-    return no(g->transpose_b ? "wgmma here takes a transposed b with rows of " + rows + " of K"
+  // K-major tiles wider than a swizzle span are stored in slabs of one span (as b's
+  // N-major slabs). A fragment a is held to the same shape: if infer-layout later sends it
+  // to shared memory, the gemm reads it there.
+  if (g->transpose_a || (a->extent(1) * e) % row_bytes != 0)
+    return no("wgmma here takes a not transposed with rows of a multiple of " + rows + " of K");
+  if ((b->extent(1) * e) % row_bytes != 0)
+    return no(g->transpose_b ? "wgmma here takes a transposed b with rows of a multiple of " + rows + " of K"
                              : "wgmma here takes b with rows of a multiple of " + rows);
   if (M != w.m * groups)
     return no("M = " + std::to_string(M) + " is not " + std::to_string(w.m) + " rows for each of the " +
@@ -259,7 +263,9 @@ public:
         const WarpgroupMmaAtom &w = *target_.warpgroup_mma;
         out.push_back({g.loc, "gemm on tensor cores (wgmma.m" + std::to_string(w.m) + "n" + std::to_string(m.cols) + "k" +
                                   std::to_string(w.k) + "." + std::string(name(g.g->a.buffer->dtype)) + ", " +
-                                  std::to_string(m.warps_m / w.warps) + " warpgroups, a and b from shared memory)"});
+                                  std::to_string(m.warps_m / w.warps) + " warpgroups, " +
+                                  (in_registers(g.g->a.buffer.get()) ? "a from registers, b from shared memory)"
+                                                                     : "a and b from shared memory)")});
       } else if (g.mma && in_registers(g.g->c.buffer.get())) {
         const MmaShape &m = *g.mma;
         const bool a_regs = in_registers(g.g->a.buffer.get());
@@ -338,6 +344,7 @@ private:
         to_shared(c, "the accumulator of two gemms that lay it out differently");
       if (in_registers(a)) {
         MmaShape op{MmaShape::A, g.mma->rows, a->extent(1), g.mma->warps_m, g.mma->warps_n};
+        op.warpgroup = g.mma->warpgroup;
         if (!assign(a, mma_fragment(op, k_.threads, target_.mma->accumulator)))
           to_shared(a, "operand a of gemms that need it laid out differently");
       }
@@ -808,10 +815,14 @@ Kernel infer_layout(const Kernel &kernel, const Target &target, const InferLayou
     if (it == k.layouts.end() || !it->second.mma || !it->second.mma->warpgroup)
       return;
     const WarpgroupMmaAtom &w = *target.warpgroup_mma;
-    const std::int64_t span = w.swizzle_bytes / bytes(g->a.buffer->dtype);
-    k.shared_layouts[g->a.buffer.get()] = SharedLayout{span, w.swizzle_bytes, 0, w.swizzle_alignment};
-    k.shared_layouts[g->b.buffer.get()] =
-        SharedLayout{span, w.swizzle_bytes, g->transpose_b ? 0 : span, w.swizzle_alignment};
+    const std::int64_t span = w.swizzle_bytes / bytes(g->b.buffer->dtype);
+    // Rows of one span stay rows; wider ones (either major) go in slabs of a span.
+    auto layout = [&](const Buffer &x) {
+      return SharedLayout{span, w.swizzle_bytes, x->extent(1) > span ? span : 0, w.swizzle_alignment};
+    };
+    if (g->a.buffer->scope == Scope::Shared)
+      k.shared_layouts[g->a.buffer.get()] = layout(g->a.buffer);
+    k.shared_layouts[g->b.buffer.get()] = layout(g->b.buffer);
   });
   // ldmatrix reads 16 bytes (the target's operand_row_bytes) from each of 8 rows at once:
   // rows an even number of such units apart share banks. One more unit per row spreads

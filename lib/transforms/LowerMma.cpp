@@ -274,6 +274,8 @@ protected:
     const Expr tid = k_.thread_index;
     const WarpView c(cf, t_.warp_size, k_.display_name);
     const std::int64_t N = shape.cols, K = n->transpose_b ? n->b.tile_shape()[1] : n->b.tile_shape()[0];
+    if (K % w.k != 0)
+      throw std::logic_error("lower-mma: kernel '" + k_.display_name + "': a wgmma gemm whose K is not a multiple of 16");
     // The thread's registers in the instruction's order: column atom j's four.
     std::vector<Expr> regs;
     for (std::int64_t j = 0; j < N / 8; ++j)
@@ -303,12 +305,36 @@ protected:
     body.push_back(std::make_shared<WarpgroupSyncNode>(WarpgroupSyncKind::Fence, 0));
     Var ks = make_var("ks", ScalarType::I32);
     const Expr k0 = mul(ks, i32(w.k));
-    DescriptorOperand a = operand(n->a, m0, k0, false);
     DescriptorOperand b = n->transpose_b ? operand(n->b, i32(0), k0, false) : operand(n->b, k0, i32(0), true);
     Expr accumulate = n->clear_accum ? binary(BinaryOp::NE, ks, i32(0)) : Expr(bool_imm(true));
-    body.push_back(for_loop(ks, i32(0), i32(K / w.k), ForKind::Slots,
-                            std::make_shared<WgmmaNode>(int(N), n->b.buffer->dtype, a, b, n->c.buffer, regs,
-                                                        cast(ScalarType::I32, accumulate))));
+    Stmt instruction;
+    auto at = k_.layouts.find(n->a.buffer.get());
+    if (at != k_.layouts.end() && at->second.mma && n->a.buffer->scope == Scope::Local) {
+      // a in registers, laid out as the instruction's A (each warp's 16 rows as mma.sync's
+      // A atom): register i of k step ks is the pair at (vh, cs) = (0, 2 ks), (1, 2 ks),
+      // (0, 2 ks + 1), (1, 2 ks + 1) of the warp's atom row.
+      const Fragment &af = at->second;
+      if (af.mma->operand != MmaShape::A || af.mma->rows != shape.rows || af.mma->warps_m != shape.warps_m ||
+          af.mma->atoms_m() != 1 || bytes(n->a.buffer->dtype) != 2)
+        throw std::logic_error("lower-mma: kernel '" + k_.display_name +
+                               "': a first operand in registers whose layout is not wgmma's A of this gemm");
+      const WarpView a(af, t_.warp_size, k_.display_name);
+      if (!is_const_int(sub(a.slot({{"vl", i32(1)}}), a.slot({{"vl", i32(0)}})), 1))
+        throw std::logic_error("lower-mma: kernel '" + k_.display_name +
+                               "': the first operand's register pairs are not adjacent slots");
+      std::vector<Expr> a_regs;
+      for (int half = 0; half < 2; ++half)
+        for (int vh = 0; vh < 2; ++vh)
+          a_regs.push_back(a.slot({{"rs", i32(0)}, {"cs", add(mul(ks, i32(2)), i32(half))}, {"vh", i32(vh)},
+                                   {"vl", i32(0)}}));
+      instruction = std::make_shared<WgmmaNode>(int(N), n->b.buffer->dtype, DescriptorOperand{}, b, n->c.buffer, regs,
+                                                cast(ScalarType::I32, accumulate), n->a.buffer, a_regs);
+    } else {
+      DescriptorOperand a = operand(n->a, m0, k0, false);
+      instruction = std::make_shared<WgmmaNode>(int(N), n->b.buffer->dtype, a, b, n->c.buffer, regs,
+                                                cast(ScalarType::I32, accumulate));
+    }
+    body.push_back(for_loop(ks, i32(0), i32(K / w.k), ForKind::Slots, instruction));
     body.push_back(std::make_shared<WarpgroupSyncNode>(WarpgroupSyncKind::Commit, 0));
     if (!defer_wait_) // else mutate_Seq places it
       body.push_back(std::make_shared<WarpgroupSyncNode>(WarpgroupSyncKind::Wait, 0));

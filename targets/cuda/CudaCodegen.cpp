@@ -295,30 +295,48 @@ private:
   }
 
   /// wgmma: its descriptors (tile_cuda::gmma_desc), then the instruction itself, whose
-  /// operand list (N / 2 accumulators) is written out here.
+  /// operand list (N / 2 accumulators, then a: a descriptor or four registers) is written
+  /// out here.
   void emit_wgmma(const WgmmaNode *n) override {
     auto desc = [&](const DescriptorOperand &d) {
       return "tile_cuda::gmma_desc(" + address(d.buffer, d.offset) + ", " + std::to_string(d.lbo) + ", " +
              std::to_string(d.sbo) + ")";
     };
     const int regs = int(n->c_regs.size());
-    std::string list;
-    for (int i = 0; i < regs; ++i)
-      list += (i ? ", %" : "%") + std::to_string(i);
+    auto operands = [](int from, int count) {
+      std::string s;
+      for (int i = 0; i < count; ++i)
+        s += (i ? ", %" : "%") + std::to_string(from + i);
+      return s;
+    };
     const std::string type = n->operand_type == ScalarType::BF16 ? "bf16" : "f16";
+    const bool rs = bool(n->a_reg_buffer);
+    // Inputs after the accumulators: a (four registers or a descriptor), b, accumulate.
+    const int a_count = rs ? 4 : 1, b_at = regs + a_count, acc_at = b_at + 1;
+    const std::string a_operand = rs ? "{" + operands(regs, 4) + "}" : "%" + std::to_string(regs);
+    // The RS form has no transpose flag for a (registers are K-major).
+    const std::string flags = rs ? std::string("p, 1, 1, ") + (n->b.mn_major ? "1" : "0")
+                                 : std::string("p, 1, 1, ") + (n->a.mn_major ? "1" : "0") + ", " +
+                                       (n->b.mn_major ? "1" : "0");
     line("{");
     ++indent_;
-    line("const uint64_t desc_a = " + desc(n->a) + ", desc_b = " + desc(n->b) + ";");
-    line("asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" + std::to_string(regs + 2) +
-         ", 0;\\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n->n) + "k16.f32." + type + "." + type + " {" + list +
-         "}, %" + std::to_string(regs) + ", %" + std::to_string(regs + 1) + ", p, 1, 1, " + (n->a.mn_major ? "1" : "0") +
-         ", " + (n->b.mn_major ? "1" : "0") + ";\\n}\\n\"");
+    line(rs ? "const uint64_t desc_b = " + desc(n->b) + ";"
+            : "const uint64_t desc_a = " + desc(n->a) + ", desc_b = " + desc(n->b) + ";");
+    line("asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" + std::to_string(acc_at) +
+         ", 0;\\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n->n) + "k16.f32." + type + "." + type + " {" +
+         operands(0, regs) + "}, " + a_operand + ", %" + std::to_string(b_at) + ", " + flags + ";\\n}\\n\"");
     ++indent_;
     std::string outs;
     for (int i = 0; i < regs; ++i)
       outs += (i ? ", \"+f\"(" : "\"+f\"(") + buffer(n->c) + "[" + expr(n->c_regs[i]) + "])";
     line(": " + outs);
-    line(": \"l\"(desc_a), \"l\"(desc_b), \"r\"(" + expr(n->accumulate) + "));");
+    std::string ins;
+    if (rs)
+      for (auto &r : n->a_regs)
+        ins += "\"r\"(" + reg(n->a_reg_buffer, r) + "), ";
+    else
+      ins += "\"l\"(desc_a), ";
+    line(": " + ins + "\"l\"(desc_b), \"r\"(" + expr(n->accumulate) + "));");
     indent_ -= 2;
     line("}");
   }

@@ -334,34 +334,54 @@ namespace {
 // 4-6 XOR bits 7-9) from the canonical K-major layout (8-row groups SBO apart) or N-major
 // one (64-column slabs LBO apart, 8-row groups of K SBO apart), the accumulator d[4j + r]
 // of thread t holding (16 (t / 32) + t % 32 / 4 + 8 (r / 2), 8 j + 2 (t % 4) + r % 2). The
-// shared tiles are filled through the layouts infer-layout gives them.
+// shared tiles are filled through the layouts infer-layout gives them; K-major tiles of
+// more than 64 columns in 64-column slabs. With a in registers (the RS form), a[i] of
+// thread t holds the pair (16 (t / 32) + t % 32 / 4 + 8 (i % 2), 2 (t % 4) + 8 (i / 2) + {0,
+// 1}) of the 64 x 16 tile, the lower k in the low half.
 struct GroupCase {
   std::int64_t N;
   int groups;
   bool tb = false, clear = false;
   int stages = 1;
+  std::int64_t K = 64;
+  bool a_in_registers = false;
 };
 
 void check_warpgroup(const GroupCase &cs) {
   std::string problem;
   const Target target = *cuda_target("sm_90a", problem);
-  const std::int64_t M = 64 * cs.groups, K = 64;
+  const std::int64_t M = 64 * cs.groups, K = cs.K;
   const int threads = 128 * cs.groups;
-  std::mt19937 rng(unsigned(cs.N * 7 + cs.groups + cs.tb * 3 + cs.clear));
+  std::mt19937 rng(unsigned(cs.N * 7 + cs.groups + cs.tb * 3 + cs.clear + K + cs.a_in_registers * 5));
   const Matrix A = random_matrix(M, K, rng), B = random_matrix(K, cs.N, rng), C0 = random_matrix(M, cs.N, rng);
   Kernel k;
   k.display_name = "wgmma_test";
   k.threads = threads;
   k.thread_index = make_var("tid", ScalarType::I32);
   Memory mem;
-  Region ra = shared_operand(k, mem, "As", M, K, SharedLayout{64, 128, 0, 1024}, cs.stages,
-                             [&](auto i, auto j) { return A[i][j]; });
-  Region rb = cs.tb ? shared_operand(k, mem, "Bs", cs.N, K, SharedLayout{64, 128, 0, 1024}, cs.stages,
+  const std::int64_t k_slab = K > 64 ? 64 : 0;
+  MmaShape shape{MmaShape::C, M, cs.N, 4 * cs.groups, 1};
+  shape.warpgroup = true;
+  Region ra;
+  std::vector<std::vector<double>> a_regs; // per thread, with a in registers
+  if (cs.a_in_registers) {
+    MmaShape op{MmaShape::A, M, K, 4 * cs.groups, 1};
+    op.warpgroup = true;
+    Fragment af = mma_fragment(op, threads, target.mma->accumulator);
+    Buffer p = make_buffer("p", Scope::Local, ScalarType::BF16, {af.slots()});
+    k.layouts[p.get()] = af;
+    a_regs.assign(threads, std::vector<double>(af.slots(), NAN));
+    for (auto &[where, idx] : places(af))
+      a_regs[where.first][where.second] = A[idx[0]][idx[1]];
+    ra = full_region(p);
+  } else {
+    ra = shared_operand(k, mem, "As", M, K, SharedLayout{64, 128, k_slab, 1024}, cs.stages,
+                        [&](auto i, auto j) { return A[i][j]; });
+  }
+  Region rb = cs.tb ? shared_operand(k, mem, "Bs", cs.N, K, SharedLayout{64, 128, k_slab, 1024}, cs.stages,
                                      [&](auto i, auto j) { return B[j][i]; })
                     : shared_operand(k, mem, "Bs", K, cs.N, SharedLayout{64, 128, 64, 1024}, cs.stages,
                                      [&](auto i, auto j) { return B[i][j]; });
-  MmaShape shape{MmaShape::C, M, cs.N, 4 * cs.groups, 1};
-  shape.warpgroup = true;
   Fragment cf = mma_fragment(shape, threads, target.mma->accumulator);
   Buffer c = make_buffer("acc", Scope::Local, ScalarType::F32, {cf.slots()});
   k.layouts[c.get()] = cf;
@@ -403,9 +423,11 @@ void check_warpgroup(const GroupCase &cs) {
       for (int grp = 0; grp < cs.groups; ++grp) {
         const int t0 = grp * 128;
         // One descriptor for the whole warpgroup.
-        const std::int64_t sa = eval(g->a.offset, t0) * 2, sb = eval(g->b.offset, t0) * 2;
+        const bool rs = bool(g->a_reg_buffer);
+        ASSERT_EQ(rs, cs.a_in_registers);
+        const std::int64_t sa = rs ? 0 : eval(g->a.offset, t0) * 2, sb = eval(g->b.offset, t0) * 2;
         for (int t = t0; t < t0 + 128; ++t)
-          ASSERT_TRUE(eval(g->a.offset, t) * 2 == sa && eval(g->b.offset, t) * 2 == sb);
+          ASSERT_TRUE((rs || eval(g->a.offset, t) * 2 == sa) && eval(g->b.offset, t) * 2 == sb);
         auto fetch = [&](const BufferNode *b, std::int64_t u) {
           const std::int64_t p = u ^ (((u >> 7) & 7) << 4);
           return mem.at(b)[p / 2];
@@ -413,7 +435,23 @@ void check_warpgroup(const GroupCase &cs) {
         double a[64][16], bm[16][256];
         for (int r = 0; r < 64; ++r)
           for (int kk = 0; kk < 16; ++kk)
-            a[r][kk] = fetch(g->a.buffer.get(), sa + (r / 8) * g->a.sbo + (r % 8) * 128 + kk * 2);
+            a[r][kk] = NAN;
+        if (rs) {
+          ASSERT_EQ(g->a_regs.size(), 4u);
+          for (int t = t0; t < t0 + 128; ++t) {
+            const int lt = t - t0, w = lt / 32, l = lt % 32;
+            for (int i = 0; i < 4; ++i) {
+              const std::int64_t slot = eval(g->a_regs[i], t);
+              const int r = 16 * w + l / 4 + 8 * (i % 2), kk = 2 * (l % 4) + 8 * (i / 2);
+              a[r][kk] = a_regs[t][slot];
+              a[r][kk + 1] = a_regs[t][slot + 1];
+            }
+          }
+        } else {
+          for (int r = 0; r < 64; ++r)
+            for (int kk = 0; kk < 16; ++kk)
+              a[r][kk] = fetch(g->a.buffer.get(), sa + (r / 8) * g->a.sbo + (r % 8) * 128 + kk * 2);
+        }
         for (int kk = 0; kk < 16; ++kk)
           for (int n = 0; n < g->n; ++n)
             bm[kk][n] = g->b.mn_major
@@ -455,6 +493,16 @@ void check_warpgroup(const GroupCase &cs) {
 TEST(LowerMma, WarpgroupNMajorB) { check_warpgroup({.N = 256, .groups = 2, .stages = 3}); }
 TEST(LowerMma, WarpgroupKMajorBCleared) { check_warpgroup({.N = 64, .groups = 1, .tb = true, .clear = true}); }
 TEST(LowerMma, WarpgroupNarrowN) { check_warpgroup({.N = 128, .groups = 1, .clear = true, .stages = 2}); }
+// Attention's gemms on wgmma: S = Q K^T with head dimension 128 (K-major slabs for both),
+// and O += P V with P in registers (the RS form), V N-major.
+TEST(LowerMma, WarpgroupKMajorSlabs) {
+  check_warpgroup({.N = 64, .groups = 2, .tb = true, .clear = true, .stages = 2, .K = 128});
+  check_warpgroup({.N = 128, .groups = 1, .K = 128});
+}
+TEST(LowerMma, WarpgroupFirstOperandInRegisters) {
+  check_warpgroup({.N = 128, .groups = 1, .stages = 2, .K = 64, .a_in_registers = true});
+  check_warpgroup({.N = 64, .groups = 2, .clear = true, .K = 128, .a_in_registers = true});
+}
 
 } // namespace
 } // namespace tile::ir

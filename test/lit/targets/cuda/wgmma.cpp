@@ -70,3 +70,41 @@ namespace T = tile;
   }
   T::copy(acc, C.at(by * 128, bx * 128));
 }
+
+// Attention's two gemms: S = Q K^T with a head dimension of 128 (both operands K-major in
+// 64-column slabs), then O += P V with P converted from S in registers and given to the
+// instruction as its A registers (the RS form), V N-major.
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-gemm=wgmma \
+// RUN:   -fplugin-arg-tile-remarks %s 2>&1 | FileCheck %s --check-prefix=ATTN
+// ATTN-DAG: remark: [cuda:sm_90a] fragment 'p' in registers: mma operand a(64x64, 4x1 warps of 1x8 m16n8 atoms)
+// ATTN-DAG: remark: [cuda:sm_90a] gemm on tensor cores (wgmma.m64n64k16.bf16, 1 warpgroups, a and b from shared memory)
+// ATTN-DAG: remark: [cuda:sm_90a] gemm on tensor cores (wgmma.m64n128k16.bf16, 1 warpgroups, a from registers, b from shared memory)
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-gemm=wgmma \
+// RUN:   -fplugin-arg-tile-print-after=infer-layout,lower-mma %s 2>&1 | FileCheck %s --check-prefix=AIR
+// AIR-LABEL: kernel attention_step(
+// AIR: shared Qs: bf16[64, 128] rows of 64 swizzled 128 in slabs of 64 columns
+// AIR: shared Ks: bf16[64, 128] rows of 64 swizzled 128 in slabs of 64 columns
+// AIR: shared Vs: bf16[64, 128] rows of 64 swizzled 128 in slabs of 64 columns
+// AIR-LABEL: IR after lower-mma
+// AIR-LABEL: kernel attention_step(
+// AIR: for ks in slots(0, 8) {
+// AIR-NEXT: wgmma_m64n64k16.bf16(s[{{.*}}] += desc(Qs + {{.*}}, k-major, swizzle 128, lbo 16, sbo 1024) * desc(Ks + {{.*}}, k-major, swizzle 128, lbo 16, sbo 1024), accumulate i32(ks != 0))
+// AIR: for ks.1 in slots(0, 4) {
+// AIR-NEXT: wgmma_m64n128k16.bf16(acc[{{.*}}] += p[pairs {{.*}}] * desc(Vs + {{.*}}, mn-major, swizzle 128, lbo 8192, sbo 1024), accumulate 1)
+// PTX: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{{.*}}}, {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, %rd{{[0-9]+}}, p, 1, 1, 1;
+[[tile::kernel]] void attention_step(T::tensor<const T::bf16, 2> Q, T::tensor<const T::bf16, 2> K,
+                                     T::tensor<const T::bf16, 2> V, T::tensor<float, 2> O) {
+  auto [bx] = T::grid(T::ceildiv(Q.size(0), 64), T::threads(128));
+  T::shared<T::bf16, 64, 128> Qs, Ks, Vs;
+  T::fragment<float, 64, 64> s;
+  T::fragment<T::bf16, 64, 64> p;
+  T::fragment<float, 64, 128> acc;
+  T::copy(Q.at(bx * 64, 0), Qs);
+  T::copy(K.at(0, 0), Ks);
+  T::copy(V.at(0, 0), Vs);
+  T::clear(acc);
+  T::gemm(Qs, Ks, s, {.transpose_b = true, .clear_accum = true});
+  T::copy(s, p);
+  T::gemm(p, Vs, acc);
+  T::copy(acc, O.at(bx * 64, 0));
+}
