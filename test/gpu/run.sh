@@ -23,11 +23,16 @@ done
 TILE_DEVICE=cuda timeout 300 bin/example-gemm 333 222 111 f16 > results/example-gemm-f16.out 2> results/example-gemm-f16.err
 echo $? > results/example-gemm-f16.rc
 printf '%-24s exit %s\n' example-gemm-f16 "$(cat results/example-gemm-f16.rc)"
-# Attention causal, with head_dim 128 and grouped-query heads.
-TILE_DEVICE=cuda timeout 300 bin/example-flash_attention 2 8 2 1000 777 128 1 > results/example-flash_attention-causal-d128.out \
-  2> results/example-flash_attention-causal-d128.err
-echo $? > results/example-flash_attention-causal-d128.rc
-printf '%-24s exit %s\n' example-flash_attention-causal-d128 "$(cat results/example-flash_attention-causal-d128.rc)"
+# Attention with head_dim 128 and grouped-query heads, causal (mma.sync, and wgmma) and not
+# (wgmma, whose head_dim 128 tiles are K-major slabs).
+for run in "example-flash_attention causal 1" "example-flash_attention-wgmma causal 1" \
+           "example-flash_attention-wgmma full 0"; do
+  set -- $run
+  tag=$1-$2-d128
+  TILE_DEVICE=cuda timeout 300 bin/$1 2 8 2 1000 777 128 $3 > results/$tag.out 2> results/$tag.err
+  echo $? > results/$tag.rc
+  printf '%-24s exit %s\n' "$tag" "$(cat results/$tag.rc)"
+done
 # The norms with more rows than blocks (each block walks several rows), in registers up to
 # 1024 and up to 8192 columns.
 for name in rmsnorm layernorm; do
@@ -44,7 +49,7 @@ if command -v compute-sanitizer > /dev/null; then
     for program in bin/example-*; do
       name=$(basename "$program")
       args="200 190 170"
-      [ "$name" = example-flash_attention ] && args="1 2 1 150 130 64 1" # batch heads kv-heads sq sk d causal
+      case $name in example-flash_attention*) args="1 2 1 150 130 64 1" ;; esac # batch heads kv-heads sq sk d causal
       # More rows than the norms' blocks: a block's second row reuses its shared memory.
       case $name in example-rmsnorm | example-layernorm) args="1200 190" ;; esac
       TILE_DEVICE=cuda timeout 300 compute-sanitizer --tool "$tool" --error-exitcode 99 "$program" $args \
