@@ -477,13 +477,15 @@ struct BarrierNode : StmtNode {
 /// issuing thread once an AsyncWait lets that group finish (made by inject-pipeline).
 ///
 /// `ahead` > 0: the stores fill the shared buffers' stages of the iteration that many
-/// iterations after the current one of the enclosing pipelined loop (inject-pipeline's
-/// prefetch), never the stage the current iteration reads; 0: not known.
+/// iterations after the current one of the enclosing loop (inject-pipeline's prefetch),
+/// in a ring of `stages`: they never write the stages of the current iteration and the
+/// `stages - 1 - ahead` before it. 0: not known.
 struct AsyncNode : StmtNode {
   static constexpr StmtKind static_kind = StmtKind::Async;
   Stmt body;
-  int ahead;
-  explicit AsyncNode(Stmt b, int a = 0) : StmtNode(static_kind), body(std::move(b)), ahead(a) {}
+  int ahead, stages;
+  explicit AsyncNode(Stmt b, int a = 0, int s = 0)
+      : StmtNode(static_kind), body(std::move(b)), ahead(a), stages(s) {}
 };
 /// Closes the group of asynchronous stores issued since the last one.
 struct AsyncCommitNode : StmtNode {

@@ -412,7 +412,7 @@ public:
     case StmtKind::Async:
       os << "async";
       if (int ahead = s->as<AsyncNode>()->ahead)
-        os << "(ahead " << ahead << ")";
+        os << "(ahead " << ahead << " of " << s->as<AsyncNode>()->stages << ")";
       block(s->as<AsyncNode>()->body);
       break;
     case StmtKind::AsyncCommit:

@@ -316,7 +316,7 @@ Stmt IRMutator::mutate_AnnotateLayout(const Stmt &self, const AnnotateLayoutNode
 Stmt IRMutator::mutate_Barrier(const Stmt &self, const BarrierNode *) { return self; }
 Stmt IRMutator::mutate_Async(const Stmt &self, const AsyncNode *n) {
   Stmt b = mutate(n->body);
-  return b == n->body ? self : std::make_shared<AsyncNode>(b, n->ahead);
+  return b == n->body ? self : std::make_shared<AsyncNode>(b, n->ahead, n->stages);
 }
 Stmt IRMutator::mutate_AsyncCommit(const Stmt &self, const AsyncCommitNode *) { return self; }
 Stmt IRMutator::mutate_AsyncWait(const Stmt &self, const AsyncWaitNode *) { return self; }

@@ -181,33 +181,21 @@ private:
     }
     const Expr extent = n->extent, begin = n->begin, step = n->step;
     auto iteration = [&](const Expr &i) { return add(begin, mul(i, step)); };
-    auto produce = [&](const Expr &i, int ahead) {
+    auto produce = [&](const Expr &i, int ahead, int stages) {
       Rewrite r = base;
       r.vars[n->var.get()] = cast(n->var->type, iteration(i));
       r.stage = binary(BinaryOp::Mod, i, int_imm(S, i->type));
       std::vector<Stmt> out;
       for (auto &p : producers)
         out.push_back(r.mutate(p));
-      return std::make_shared<AsyncNode>(seq(out), ahead);
+      return std::make_shared<AsyncNode>(seq(out), ahead, stages);
     };
-    // Prologue: the first stages - 1 iterations' copies.
-    Var s = make_var("stage", extent->type);
-    Stmt prologue = for_loop(s, int_imm(0, extent->type), int_imm(S - 1, extent->type), ForKind::Serial,
-                             seq({if_then_else(lt(s, extent), produce(s, 0)), std::make_shared<AsyncCommitNode>()}));
-    // The loop: wait for iteration it's copies (S - 1 groups were committed before the
-    // loop and one per iteration since: all but the newest S - 2 are complete), one
-    // barrier (every thread's copies are visible, and every thread is done with iteration
-    // it - 1, so stage (it - 1) % S may be refilled), the copies of iteration it + S - 1
-    // into that stage, then the work of iteration it.
-    Var it = make_var("it", extent->type);
-    Rewrite work = base;
-    work.stage = binary(BinaryOp::Mod, Expr(it), int_imm(S, extent->type));
-    std::vector<Stmt> body = {declare(n->var, cast(n->var->type, iteration(it)))};
-    body.push_back(std::make_shared<AsyncWaitNode>(S - 2));
-    body.push_back(barrier());
     // A first consumer that is an asynchronous gemm (wgmma: the target runs it while the
     // thread goes on) goes before the copies, so that they are issued while it runs
-    // (lower-mma waits for it after them).
+    // (lower-mma waits for it after them). Where it is the only consumer and there are 4
+    // stages or more, the copies run one iteration less ahead, so that the stage a gemm
+    // read stays unwritten for one iteration more: lower-mma then lets each gemm run
+    // into the next iteration (its wait keeps one in flight).
     size_t first = 0;
     if (!consumers.empty())
       if (auto g = consumers.front()->as<GemmNode>()) {
@@ -215,10 +203,26 @@ private:
         if (l != k_.layouts.end() && l->second.mma && l->second.mma->warpgroup)
           first = 1;
       }
+    const int D = first == 1 && consumers.size() == 1 && S >= 4 ? S - 2 : S - 1; // iterations ahead
+    // Prologue: the first D iterations' copies.
+    Var s = make_var("stage", extent->type);
+    Stmt prologue = for_loop(s, int_imm(0, extent->type), int_imm(D, extent->type), ForKind::Serial,
+                             seq({if_then_else(lt(s, extent), produce(s, 0, S)), std::make_shared<AsyncCommitNode>()}));
+    // The loop: wait for iteration it's copies (D groups were committed before the loop and
+    // one per iteration since: all but the newest D - 1 are complete), one barrier (every
+    // thread's copies are visible, and every thread is done with iteration it - 1, so
+    // stage (it - 1) % S may be refilled), the copies of iteration it + D into stage
+    // (it + D) % S, then the work of iteration it.
+    Var it = make_var("it", extent->type);
+    Rewrite work = base;
+    work.stage = binary(BinaryOp::Mod, Expr(it), int_imm(S, extent->type));
+    std::vector<Stmt> body = {declare(n->var, cast(n->var->type, iteration(it)))};
+    body.push_back(std::make_shared<AsyncWaitNode>(D - 1));
+    body.push_back(barrier());
     for (size_t i = 0; i < first; ++i)
       body.push_back(work.mutate(mutate(consumers[i])));
-    Expr ahead = add(it, int_imm(S - 1, extent->type));
-    body.push_back(if_then_else(lt(ahead, extent), produce(ahead, S - 1)));
+    Expr ahead = add(it, int_imm(D, extent->type));
+    body.push_back(if_then_else(lt(ahead, extent), produce(ahead, D, S)));
     body.push_back(std::make_shared<AsyncCommitNode>());
     for (size_t i = first; i < consumers.size(); ++i)
       body.push_back(work.mutate(mutate(consumers[i])));

@@ -60,8 +60,12 @@ public:
 protected:
   /// A wgmma gemm's wait goes after the statements that follow it and may run while it
   /// does: inject-pipeline's copies of later stages (AsyncNode::ahead, which never write
-  /// the stage the gemm reads) and their commit.
+  /// the stage the gemm reads) and their commit. Where those end a loop's body and leave
+  /// the stage it read unwritten for one iteration more (AsyncNode::stages), the wait lets
+  /// that gemm stay in flight into the next iteration (whose gemm the hardware runs after
+  /// it), and a wait for all follows the loop.
   Stmt mutate_Seq(const Stmt &self, const SeqNode *n) override {
+    const bool loop_body = n == loop_body_;
     std::vector<Stmt> out;
     bool changed = false;
     for (size_t i = 0; i < n->stmts.size(); ++i) {
@@ -75,12 +79,33 @@ protected:
       defer_wait_ = true;
       out.push_back(mutate(s));
       defer_wait_ = false;
-      while (i + 1 < n->stmts.size() && overlaps_gemm(n->stmts[i + 1]))
+      int slack = -1; // iterations the gemm's stage stays unwritten past this one
+      while (i + 1 < n->stmts.size() && overlaps_gemm(n->stmts[i + 1])) {
+        for_each_node(n->stmts[i + 1], nullptr, [&](const Stmt &x) {
+          if (auto a = x->as<AsyncNode>())
+            slack = slack < 0 ? a->stages - 1 - a->ahead : std::min(slack, a->stages - 1 - a->ahead);
+        });
         out.push_back(mutate(n->stmts[++i]));
-      out.push_back(std::make_shared<WarpgroupSyncNode>(WarpgroupSyncKind::Wait, 0));
+      }
+      const bool lag = loop_body && i + 1 == n->stmts.size() && slack >= 1;
+      out.push_back(std::make_shared<WarpgroupSyncNode>(WarpgroupSyncKind::Wait, lag ? 1 : 0));
+      drain_ |= lag;
       changed = true;
     }
     return changed ? seq(out) : self;
+  }
+
+  Stmt mutate_For(const Stmt &self, const ForNode *n) override {
+    const SeqNode *outer_body = loop_body_;
+    const bool outer_drain = drain_;
+    loop_body_ = n->body->as<SeqNode>();
+    drain_ = false;
+    Stmt s = IRMutator::mutate_For(self, n);
+    if (drain_) // a gemm of the last iteration may still run
+      s = seq({s, std::make_shared<WarpgroupSyncNode>(WarpgroupSyncKind::Wait, 0)});
+    loop_body_ = outer_body;
+    drain_ = outer_drain;
+    return s;
   }
 
   bool is_warpgroup_gemm(const Stmt &s) const {
@@ -348,7 +373,9 @@ public:
   bool uses_warpgroup = false; // a gemm became wgmma: barriers need proxy fences
 
 private:
-  bool defer_wait_ = false; // lowering a wgmma gemm whose wait mutate_Seq places
+  bool defer_wait_ = false;             // lowering a wgmma gemm whose wait mutate_Seq places
+  const SeqNode *loop_body_ = nullptr;  // the body of the innermost loop being lowered
+  bool drain_ = false;                  // a gemm of that loop may outlive its iteration
   Kernel &k_;
   const Target &t_;
 };

@@ -35,7 +35,7 @@ namespace T = tile;
 // CHECK-NEXT: async_wait(1)
 // CHECK-NEXT: barrier()
 // CHECK-NEXT: if (it + 2 < (K + 32 - 1) / 32) {
-// CHECK-NEXT: async(ahead 2) {
+// CHECK-NEXT: async(ahead 2 of 3) {
 // CHECK: As[(it + 2) % 3, {{i.[0-9]+}}, {{j.[0-9]+}}] = select(
 // CHECK-NOT: barrier()
 // CHECK: async_commit()

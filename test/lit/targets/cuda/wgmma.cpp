@@ -20,7 +20,7 @@
 // CHECK: barrier()
 // CHECK-NEXT: gemm(As[it % 2, 0 +: 128, 0 +: 64], Bs[it % 2, 0 +: 64, 0 +: 128], acc)
 // CHECK-NEXT: if (it + 1 < {{.*}}) {
-// CHECK-NEXT: async(ahead 1) {
+// CHECK-NEXT: async(ahead 1 of 2) {
 // CHECK: async_commit()
 // CHECK-NEXT: }
 // CHECK-LABEL: IR after lower-mma
@@ -32,7 +32,7 @@
 // CHECK: wgmma_commit()
 // CHECK-NEXT: }
 // CHECK-NEXT: if (it + 1 < {{.*}}) {
-// CHECK-NEXT: async(ahead 1) {
+// CHECK-NEXT: async(ahead 1 of 2) {
 // CHECK: async_commit()
 // CHECK-NEXT: wgmma_wait(0)
 // CHECK-NEXT: }
@@ -107,4 +107,41 @@ namespace T = tile;
   T::copy(s, p);
   T::gemm(p, Vs, acc);
   T::copy(acc, O.at(bx * 64, 0));
+}
+
+// With 4 stages and the gemm the loop's only work, the copies run 2 iterations ahead
+// (not 3), so that the stage a gemm read stays unwritten one iteration more: each
+// iteration's wait leaves that gemm in flight (the next one queues behind it on the
+// tensor cores), and a wait for all follows the loop.
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-gemm=wgmma \
+// RUN:   -fplugin-arg-tile-print-after=lower-mma %s 2>&1 | FileCheck %s --check-prefix=LAG
+// LAG-LABEL: kernel mm4(
+// LAG: shared As: bf16[4, 128, 64]
+// LAG: for stage in serial(0, 2) {
+// LAG: for it in serial(
+// LAG-NEXT: var k: i32 = it
+// LAG-NEXT: async_wait(1)
+// LAG-NEXT: proxy_fence_async_shared()
+// LAG-NEXT: barrier()
+// LAG: wgmma_commit()
+// LAG-NEXT: }
+// LAG-NEXT: if (it + 2 < {{.*}}) {
+// LAG-NEXT: async(ahead 2 of 4) {
+// LAG: async_commit()
+// LAG-NEXT: wgmma_wait(1)
+// LAG-NEXT: }
+// LAG-NEXT: wgmma_wait(0)
+// LAG-NEXT: async_wait(0)
+[[tile::kernel]] void mm4(T::tensor<const T::bf16, 2> A, T::tensor<const T::bf16, 2> B, T::tensor<float, 2> C) {
+  auto [bx, by] = T::grid(T::ceildiv(C.size(1), 128), T::ceildiv(C.size(0), 128), T::threads(256));
+  T::shared<T::bf16, 128, 64> As;
+  T::shared<T::bf16, 64, 128> Bs;
+  T::fragment<float, 128, 128> acc;
+  T::clear(acc);
+  for (int k : T::pipelined(T::ceildiv(A.size(1), 64), T::stages(4))) {
+    T::copy(A.at(by * 128, k * 64), As);
+    T::copy(B.at(k * 64, bx * 128), Bs);
+    T::gemm(As, Bs, acc);
+  }
+  T::copy(acc, C.at(by * 128, bx * 128));
 }
