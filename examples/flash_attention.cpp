@@ -35,19 +35,21 @@ void launch(const T::array<T::bf16, 4> &q, const T::array<T::bf16, 4> &k, const 
   // tile tests of session 18 brought that to 120: to be timed again).
 #ifdef FLASH_ATTENTION_WGMMA
   // Built with -fplugin-arg-tile-gemm=wgmma (experimental; test/gpu builds it so): on
-  // sm_90a both gemms run on Hopper's warpgroup instruction, which takes 64 query rows a
+  // Hopper both gemms run on the warpgroup instruction, which takes 64 query rows a
   // warpgroup: two warpgroups, key blocks of 128 (head_dim 64) and 64 (head_dim 128: 186
   // registers a thread against 254 at 128). Not yet timed on the H200.
-  if constexpr (D == 64)
-    flash::flash_attention<D, CAUSAL, 128, 128, 256>(q, k, v, o, scale);
-  else
-    flash::flash_attention<D, CAUSAL, 128, 64, 256>(q, k, v, o, scale);
-#else
+  if (T::current_device().architecture() == "sm_90") {
+    if constexpr (D == 64)
+      flash::flash_attention<D, CAUSAL, 128, 128, 256>(q, k, v, o, scale);
+    else
+      flash::flash_attention<D, CAUSAL, 128, 64, 256>(q, k, v, o, scale);
+    return;
+  }
+#endif
   if constexpr (D == 64)
     flash::flash_attention<D, CAUSAL, 128, 96, 128>(q, k, v, o, scale);
   else
     flash::flash_attention<D, CAUSAL, 128, 64, 128>(q, k, v, o, scale);
-#endif
 }
 
 /// Runs one case; checks against a float64 reference (on `check_heads` heads of batch 0 when

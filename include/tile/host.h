@@ -30,6 +30,10 @@ struct device {
   int index = 0;
   /// "cpu", "cuda:0", ...
   std::string name() const;
+  /// The architecture the runtime picks a kernel's image by: "sm_90", "sm_80", ... for
+  /// CUDA (from the compute capability), "" for the CPU. Throws tile::error where the
+  /// device is not available. For choosing tile shapes per architecture in host code.
+  std::string architecture() const;
   friend bool operator==(const device &, const device &) = default;
 };
 

@@ -135,6 +135,8 @@ std::string device::name() const {
   return "device:" + std::to_string(index);
 }
 
+std::string device::architecture() const { return runtime::backend_for(*this).arch(); }
+
 device current_device() {
   std::lock_guard lock(runtime::current_mutex);
   if (!runtime::current)

@@ -41,6 +41,23 @@ TEST(RuntimeDevice, NamesDevices) {
 /// How many CUDA devices this machine has, and why none when it has none.
 int gpus(std::string &why) { return cuda_device_count(why); }
 
+TEST(RuntimeDevice, Architectures) {
+  EXPECT_EQ((device{backend::cpu, 0}).architecture(), "");
+  std::string why;
+  if (gpus(why) > 0) {
+    const std::string arch = device{backend::cuda, 0}.architecture();
+    EXPECT_EQ(arch.rfind("sm_", 0), 0u) << arch;
+  } else {
+    // No GPU here: asking is an error naming the device.
+    try {
+      (void)device{backend::cuda, 0}.architecture();
+      ADD_FAILURE() << "no error";
+    } catch (const tile::error &e) {
+      EXPECT_NE(std::string(e.what()).find("cuda:0"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(RuntimeDevice, ChoosesTheFirstGpuElseTheCpu) {
   std::string why;
   const device expected = gpus(why) > 0 ? device{backend::cuda, 0} : device{backend::cpu, 0};
