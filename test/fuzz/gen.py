@@ -1465,8 +1465,13 @@ class Gen:
                     self.def_buf(acc, 0, 0)
         if not do_gemm or self.chance(0.35):
             st = self.new_stat(ctx)
+        # over['wgmma']: operands Hopper's warpgroup instruction takes (a not transposed,
+        # 16-bit, b in shared memory), for runs with -fplugin-arg-tile-gemm=wgmma.
+        wg = self.over.get('wgmma')
         ta, tb = self.chance(0.3), self.chance(0.3)
         ot = self.pick(['bf16', 'f16', 'f32'], [40, 30, 30])
+        if wg:
+            ta, ot = False, self.pick(['bf16', 'f16'])
         a_dims = ('k', 'm') if ta else ('m', 'k')
         b_dims = ('n', 'k') if tb else ('k', 'n')
         A = self.new_tensor('in', self.pick([ot, ot, 'f32', 'bf16']), tuple(d.upper() for d in a_dims))
@@ -1475,7 +1480,7 @@ class Gen:
             t.lo, t.hi = self.pick([(-1.0, 1.0), (-1.0, 1.0), (0.0, 1.0), (-2.0, 2.0)])
         before = len(self.bufs)
         As = self.new_buf(self.pick(['shared', 'fragment'], [75, 25]), ot, a_dims)
-        Bs = self.new_buf(self.pick(['shared', 'shared', 'fragment']), ot, b_dims) if do_gemm else None
+        Bs = self.new_buf('shared' if wg else self.pick(['shared', 'shared', 'fragment']), ot, b_dims) if do_gemm else None
         policy = self.pick(['', 'T::warp_policy::square', 'T::warp_policy::full_row', 'T::warp_policy::full_col'])
         self.freeze(True)
         for x in (acc, st):

@@ -13,6 +13,9 @@ standalone reproducer in WORK/repro/seed_N.cpp (gen.py --seed N).
 With --gpu-dir the batches are compiled for the CPU and CUDA (sm_90a; device code compressed
 so that the folder stays small), and the folder receives the binaries (bin/fuzz-*, each with
 its list of seeds), the runtime library and run_gpu.sh, which runs them on a GPU machine.
+
+  run.py --seeds 1-160 --gpu-dir build/gpu/fuzz-wgmma --flags=-fplugin-arg-tile-gemm=wgmma \
+         --over BM=64,BK=64,threads=128      # programs whose gemms wgmma takes
 """
 
 import argparse
@@ -59,18 +62,18 @@ class Runner:
                 path = os.path.join(self.work, 'repro', 'seed_%d.cpp' % seed)
                 with open(path, 'w') as f:
                     f.write('// %s\n' % why[:2000].replace('\n', '\n// '))
-                    f.write(gen.translation_unit([seed], inline_header=True))
+                    f.write(gen.translation_unit([seed], inline_header=True, over=self.a.over))
                 print('FAIL %d: %s\n  reproducer: %s' % (seed, why[:600], path), flush=True)
             self.results.flush()
 
     def compile(self, seeds, d, name):
         src = os.path.join(d, name + '.cpp')
         with open(src, 'w') as f:
-            f.write(gen.translation_unit(seeds))
+            f.write(gen.translation_unit(seeds, over=self.a.over))
         exe = os.path.join(d, name)
         cmd = [self.a.tile_cxx, '-O2', '-Wno-parentheses-equality', '-I', HERE,
-               '-fplugin-arg-tile-targets=' + self.a.targets, '-fplugin-arg-tile-cache=' + os.path.join(d, 'cache'),
-               src, '-o', exe]
+               '-fplugin-arg-tile-targets=' + self.a.targets, '-fplugin-arg-tile-cache=' + os.path.join(d, 'cache')]
+        cmd += self.a.flags.split() + [src, '-o', exe]
         if self.a.nvcc:
             cmd.insert(1, '-fplugin-arg-tile-nvcc=' + self.a.nvcc)
         try:
@@ -203,7 +206,14 @@ def main():
     ap.add_argument('--keep', action='store_true', help='keep the batch folders')
     ap.add_argument('--compile-timeout', type=int, default=1200)
     ap.add_argument('--run-timeout', type=int, default=300)
+    ap.add_argument('--flags', default='', help='more compiler flags (-fplugin-arg-tile-gemm=wgmma, say)')
+    ap.add_argument('--over', default='',
+                    help='sizes and tile shapes every program takes: BM=64,BK=64,threads=128 (the shapes wgmma takes)')
     a = ap.parse_args()
+    try:
+        a.over = {k: int(v) for k, v in (kv.split('=') for kv in a.over.split(',') if kv)}
+    except ValueError:
+        ap.error('--over takes NAME=INTEGER,...: ' + a.over)
     if a.build_only:
         a.keep = True
     if a.fresh:
