@@ -132,7 +132,9 @@ public:
       if (d == &n->a && n->a_reg_buffer)
         continue;
       check_buffer(d->buffer, "wgmma");
-      if (d->buffer->scope != Scope::Shared || d->buffer->dtype != n->operand_type)
+      // Shared tiles, and fragments that live in shared memory (not in registers).
+      if ((d->buffer->scope != Scope::Shared && d->buffer->scope != Scope::Fragment) ||
+          d->buffer->dtype != n->operand_type)
         fail("wgmma operand '" + d->buffer->name + "' is not a shared tile of the operand type");
     }
     check_buffer(n->c, "wgmma");

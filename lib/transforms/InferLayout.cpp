@@ -820,7 +820,9 @@ Kernel infer_layout(const Kernel &kernel, const Target &target, const InferLayou
     auto layout = [&](const Buffer &x) {
       return SharedLayout{span, w.swizzle_bytes, x->extent(1) > span ? span : 0, w.swizzle_alignment};
     };
-    if (g->a.buffer->scope == Scope::Shared)
+    // a in shared memory: a shared tile, or a fragment that is not in registers (sent to
+    // shared memory after wgmma_plan took it; its rows were held to the same shape).
+    if (!k.layouts.count(g->a.buffer.get()))
       k.shared_layouts[g->a.buffer.get()] = layout(g->a.buffer);
     k.shared_layouts[g->b.buffer.get()] = layout(g->b.buffer);
   });

@@ -7,15 +7,17 @@
 //   only into one shared buffer each, declared outside the loop and written nowhere else,
 //   from global memory and scalars) followed by consumers becomes
 //
-//     for s in serial(0, stages - 1) { if (s < n) async { producers(iteration s) } async_commit() }
+//     for s in serial(0, D) { if (s < n) async { producers(iteration s) } async_commit() }
 //     for it in serial(0, n) {
 //       var k = begin + it * step
-//       async_wait(stages - 2)     // this thread's copies of iteration `it` are done
+//       async_wait(D - 1)          // this thread's copies of iteration `it` are done
 //       barrier()                  // and everyone's; and everyone is done with iteration it - 1
-//       if (it + stages - 1 < n) async(ahead stages - 1) { producers(iteration it + stages - 1) }
+//       if (it + D < n) async(ahead D of stages) { producers(iteration it + D) }
 //       async_commit()
 //       consumers
 //     }
+//
+//   with D = stages - 1 (D = stages - 2 for a lone asynchronous gemm, below)
 //     async_wait(0)
 //
 //   with each such buffer B[R, C] replaced by B[stages, R, C], iteration i using B[i % stages]

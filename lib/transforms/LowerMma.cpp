@@ -339,8 +339,8 @@ protected:
       // A atom): register i of k step ks is the pair at (vh, cs) = (0, 2 ks), (1, 2 ks),
       // (0, 2 ks + 1), (1, 2 ks + 1) of the warp's atom row.
       const Fragment &af = at->second;
-      if (af.mma->operand != MmaShape::A || af.mma->rows != shape.rows || af.mma->warps_m != shape.warps_m ||
-          af.mma->atoms_m() != 1 || bytes(n->a.buffer->dtype) != 2)
+      if (af.mma->operand != MmaShape::A || af.mma->rows != shape.rows || af.mma->cols != K ||
+          af.mma->warps_m != shape.warps_m || af.mma->atoms_m() != 1 || bytes(n->a.buffer->dtype) != 2)
         throw std::logic_error("lower-mma: kernel '" + k_.display_name +
                                "': a first operand in registers whose layout is not wgmma's A of this gemm");
       const WarpView a(af, t_.warp_size, k_.display_name);

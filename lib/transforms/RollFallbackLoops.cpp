@@ -32,10 +32,13 @@ bool indexes_no_registers(const VarNode *v, const Stmt &body) {
             derived.insert(d->var.get());
           break;
         }
-        case StmtKind::Assign: {
-          auto a = s->as<AssignNode>();
-          if (reads_derived(a->value))
-            derived.insert(a->var.get());
+        case StmtKind::Assign: // a value carried across iterations, or set under a condition
+          ok = false;
+          break;
+        case StmtKind::For: { // an inner loop's variable follows its bounds
+          auto f = s->as<ForNode>();
+          if (reads_derived(f->begin) || reads_derived(f->extent) || reads_derived(f->step))
+            derived.insert(f->var.get());
           break;
         }
         case StmtKind::Store: {

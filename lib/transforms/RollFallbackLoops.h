@@ -12,8 +12,9 @@
 // A Slots loop of constant extent above one, on the else side of a rare_else If, becomes
 // a Rolled loop (the codegens print `#pragma unroll 1`) when nothing in its body indexes
 // registers by its variable: no load or store of a Fragment or Local buffer at an index
-// that reads the variable or a scalar declared from it, no instruction on register
-// operands (ldmatrix, mma, wgmma). The outermost such loop rolls; loops inside it stay as
+// that reads the variable, a scalar declared from it or an inner loop's variable whose
+// bounds read it; no assignment (a value carried between iterations); no instruction on
+// register operands (ldmatrix, mma, wgmma). The outermost such loop rolls; loops inside it stay as
 // they were (a vector's lanes stay unrolled).
 //
 // Requires: lower-thread-loops and lower-vector-access (the Slots loops and the fallback

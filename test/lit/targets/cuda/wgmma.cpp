@@ -145,3 +145,33 @@ namespace T = tile;
   }
   T::copy(acc, C.at(by * 128, bx * 128));
 }
+
+// A fragment operand a that another use sends to shared memory (here a transposed read):
+// wgmma_plan held its rows to the instruction's shape, so the gemm reads it there, through
+// a descriptor of the same swizzle.
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-gemm=wgmma \
+// RUN:   -fplugin-arg-tile-remarks %s 2>&1 | FileCheck %s --check-prefix=DEMOTED-REMARKS
+// DEMOTED-REMARKS: remark: [cuda:sm_90a] fragment 'p' in shared memory: indexed in a parallel loop by other than the loop's variables in order
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-gemm=wgmma \
+// RUN:   -fplugin-arg-tile-print-after=lower-mma %s 2>&1 | FileCheck %s --check-prefix=DEMOTED
+// DEMOTED-LABEL: kernel demoted_p(
+// DEMOTED: fragment p: bf16[64, 64] rows of 64 swizzled 128
+// DEMOTED: wgmma_m64n64k16.bf16(acc[{{.*}}] += desc(p + {{.*}}, k-major, swizzle 128, lbo 16, sbo 1024) * desc(Vs + {{.*}}, mn-major
+[[tile::kernel]] void demoted_p(T::tensor<const T::bf16, 2> Q, T::tensor<const T::bf16, 2> K,
+                                T::tensor<const T::bf16, 2> V, T::tensor<float, 2> O, T::tensor<T::bf16, 2> P) {
+  auto [bx] = T::grid(T::ceildiv(Q.size(0), 64), T::threads(128));
+  T::shared<T::bf16, 64, 64> Qs, Ks, Vs;
+  T::fragment<float, 64, 64> s;
+  T::fragment<T::bf16, 64, 64> p;
+  T::fragment<float, 64, 64> acc;
+  T::copy(Q.at(bx * 64, 0), Qs);
+  T::copy(K.at(0, 0), Ks);
+  T::copy(V.at(0, 0), Vs);
+  T::clear(acc);
+  T::gemm(Qs, Ks, s, {.transpose_b = true, .clear_accum = true});
+  T::copy(s, p);
+  for (auto [i, j] : T::parallel(64, 64))
+    P(bx * 64 + i, j) = p(j, i);
+  T::gemm(p, Vs, acc);
+  T::copy(acc, O.at(bx * 64, 0));
+}
