@@ -603,11 +603,16 @@ struct WgmmaNode : StmtNode {
 /// batch (after other writes of its registers), Commit to close the batch, Wait until at
 /// most `pending` batches are unfinished.
 enum class WarpgroupSyncKind { Fence, Commit, Wait };
+/// A Wait's `registers`: the local buffers of the instructions it waits for (accumulators,
+/// a's registers); no access of them may move across it (a C++ compiler sees the asm
+/// instruction that wrote them as done: the codegen pins them after the wait).
 struct WarpgroupSyncNode : StmtNode {
   static constexpr StmtKind static_kind = StmtKind::WarpgroupSync;
   WarpgroupSyncKind sync_kind;
   int pending;
-  WarpgroupSyncNode(WarpgroupSyncKind k, int p) : StmtNode(static_kind), sync_kind(k), pending(p) {}
+  std::vector<Buffer> registers;
+  WarpgroupSyncNode(WarpgroupSyncKind k, int p, std::vector<Buffer> r = {})
+      : StmtNode(static_kind), sync_kind(k), pending(p), registers(std::move(r)) {}
 };
 
 /// Makes this thread's earlier shared-memory writes visible to the asynchronous proxy (the

@@ -466,9 +466,14 @@ public:
     }
     case StmtKind::WarpgroupSync: {
       auto n = s->as<WarpgroupSyncNode>();
-      os << (n->sync_kind == WarpgroupSyncKind::Fence    ? "wgmma_fence()"
-             : n->sync_kind == WarpgroupSyncKind::Commit ? "wgmma_commit()"
-                                                         : "wgmma_wait(" + std::to_string(n->pending) + ")");
+      if (n->sync_kind != WarpgroupSyncKind::Wait) {
+        os << (n->sync_kind == WarpgroupSyncKind::Fence ? "wgmma_fence()" : "wgmma_commit()");
+        break;
+      }
+      os << "wgmma_wait(" << n->pending;
+      for (size_t i = 0; i < n->registers.size(); ++i)
+        os << (i ? ", " : "; ") << buffer_name(n->registers[i].get());
+      os << ")";
       break;
     }
     case StmtKind::ProxyFence:

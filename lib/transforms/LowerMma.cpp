@@ -1,5 +1,7 @@
 #include "transforms/LowerMma.h"
 
+#include <algorithm>
+
 #include <map>
 #include <stdexcept>
 
@@ -88,8 +90,11 @@ protected:
         out.push_back(mutate(n->stmts[++i]));
       }
       const bool lag = loop_body && i + 1 == n->stmts.size() && slack >= 1;
-      out.push_back(std::make_shared<WarpgroupSyncNode>(WarpgroupSyncKind::Wait, lag ? 1 : 0));
-      drain_ |= lag;
+      out.push_back(std::make_shared<WarpgroupSyncNode>(WarpgroupSyncKind::Wait, lag ? 1 : 0, gemm_registers_));
+      if (lag)
+        for (const Buffer &b : gemm_registers_)
+          if (std::find(drain_registers_.begin(), drain_registers_.end(), b) == drain_registers_.end())
+            drain_registers_.push_back(b);
       changed = true;
     }
     return changed ? seq(out) : self;
@@ -97,14 +102,14 @@ protected:
 
   Stmt mutate_For(const Stmt &self, const ForNode *n) override {
     const SeqNode *outer_body = loop_body_;
-    const bool outer_drain = drain_;
+    std::vector<Buffer> outer_drain = std::move(drain_registers_);
     loop_body_ = n->body->as<SeqNode>();
-    drain_ = false;
+    drain_registers_.clear();
     Stmt s = IRMutator::mutate_For(self, n);
-    if (drain_) // a gemm of the last iteration may still run
-      s = seq({s, std::make_shared<WarpgroupSyncNode>(WarpgroupSyncKind::Wait, 0)});
+    if (!drain_registers_.empty()) // a gemm of the last iteration may still run
+      s = seq({s, std::make_shared<WarpgroupSyncNode>(WarpgroupSyncKind::Wait, 0, drain_registers_)});
     loop_body_ = outer_body;
-    drain_ = outer_drain;
+    drain_registers_ = std::move(outer_drain);
     return s;
   }
 
@@ -361,8 +366,11 @@ protected:
     }
     body.push_back(for_loop(ks, i32(0), i32(K / w.k), ForKind::Slots, instruction));
     body.push_back(std::make_shared<WarpgroupSyncNode>(WarpgroupSyncKind::Commit, 0));
+    gemm_registers_ = {n->c.buffer};
+    if (auto w = instruction->as<WgmmaNode>(); w && w->a_reg_buffer)
+      gemm_registers_.push_back(w->a_reg_buffer);
     if (!defer_wait_) // else mutate_Seq places it
-      body.push_back(std::make_shared<WarpgroupSyncNode>(WarpgroupSyncKind::Wait, 0));
+      body.push_back(std::make_shared<WarpgroupSyncNode>(WarpgroupSyncKind::Wait, 0, gemm_registers_));
     uses_warpgroup = true;
     Stmt s = for_loop(make_var("g", ScalarType::I32), i32(0), i32(1), ForKind::Slots, seq(body));
     s->loc = n->loc;
@@ -374,8 +382,9 @@ public:
 
 private:
   bool defer_wait_ = false;             // lowering a wgmma gemm whose wait mutate_Seq places
+  std::vector<Buffer> gemm_registers_;  // the registers of the wgmma gemm lowered last
   const SeqNode *loop_body_ = nullptr;  // the body of the innermost loop being lowered
-  bool drain_ = false;                  // a gemm of that loop may outlive its iteration
+  std::vector<Buffer> drain_registers_; // of that loop's gemms that may outlive their iteration
   Kernel &k_;
   const Target &t_;
 };

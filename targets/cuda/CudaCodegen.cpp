@@ -346,8 +346,16 @@ private:
       line("tile_cuda::wgmma_fence();");
     else if (n->sync_kind == WarpgroupSyncKind::Commit)
       line("tile_cuda::wgmma_commit();");
-    else
+    else {
       line("tile_cuda::wgmma_wait<" + std::to_string(n->pending) + ">();");
+      // The registers the waited-for instructions write or read, pinned after the wait.
+      for (const Buffer &b : n->registers) {
+        const std::string i = names_.fresh("r");
+        line("#pragma unroll");
+        line("for (int " + i + " = 0; " + i + " < " + std::to_string(b->extent(0)) + "; ++" + i +
+             ") tile_cuda::pin_register(" + buffer(b) + "[" + i + "]);");
+      }
+    }
   }
 
   void emit_proxy_fence() override { line("tile_cuda::fence_proxy_async_shared();"); }

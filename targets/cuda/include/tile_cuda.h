@@ -443,6 +443,16 @@ __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_grou
 template <int Pending> __device__ __forceinline__ void wgmma_wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(Pending) : "memory");
 }
+/// After a wgmma wait, a register of its operands: the compiler keeps every later access
+/// after the wait (it cannot see that the asm of the instruction finished only there).
+__device__ __forceinline__ void pin_register(float &x) { asm volatile("" : "+f"(x)::"memory"); }
+template <class T> __device__ __forceinline__ void pin_register(T &x) {
+  static_assert(sizeof(T) == 2, "a 16-bit register");
+  unsigned short v;
+  memcpy(&v, &x, 2);
+  asm volatile("" : "+h"(v)::"memory");
+  memcpy(&x, &v, 2);
+}
 /// This thread's shared-memory writes made visible to the asynchronous proxy (the tensor
 /// cores' and copy engine's reads), for after a barrier.
 __device__ __forceinline__ void fence_proxy_async_shared() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }

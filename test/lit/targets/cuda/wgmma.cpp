@@ -34,7 +34,7 @@
 // CHECK-NEXT: if (it + 1 < {{.*}}) {
 // CHECK-NEXT: async(ahead 1 of 2) {
 // CHECK: async_commit()
-// CHECK-NEXT: wgmma_wait(0)
+// CHECK-NEXT: wgmma_wait(0; acc)
 // CHECK-NEXT: }
 // The block's shared memory must start where the swizzle counts from: checked, an error
 // at run time rather than a wrong result.
@@ -91,6 +91,16 @@ namespace T = tile;
 // AIR-NEXT: wgmma_m64n64k16.bf16(s[{{.*}}] += desc(Qs + {{.*}}, k-major, swizzle 128, lbo 16, sbo 1024) * desc(Ks + {{.*}}, k-major, swizzle 128, lbo 16, sbo 1024), accumulate i32(ks != 0))
 // AIR: for ks.1 in slots(0, 4) {
 // AIR-NEXT: wgmma_m64n128k16.bf16(acc[{{.*}}] += p[pairs {{.*}}] * desc(Vs + {{.*}}, mn-major, swizzle 128, lbo 8192, sbo 1024), accumulate 1)
+// AIR: wgmma_commit()
+// AIR-NEXT: }
+// AIR-NEXT: wgmma_wait(0; acc, p)
+// The codegen pins the waited-for registers after the wait (later accesses stay after it).
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-gemm=wgmma \
+// RUN:   -fplugin-arg-tile-print-after=codegen %s 2>&1 | FileCheck %s --check-prefix=PIN
+// PIN-LABEL: // attention_step (
+// PIN: tile_cuda::wgmma_wait<0>();
+// PIN-NEXT: #pragma unroll
+// PIN-NEXT: for (int r = 0; r < 32; ++r) tile_cuda::pin_register(s[r]);
 // PTX: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{{.*}}}, {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, %rd{{[0-9]+}}, p, 1, 1, 1;
 [[tile::kernel]] void attention_step(T::tensor<const T::bf16, 2> Q, T::tensor<const T::bf16, 2> K,
                                      T::tensor<const T::bf16, 2> V, T::tensor<float, 2> O) {
@@ -128,9 +138,9 @@ namespace T = tile;
 // LAG-NEXT: if (it + 2 < {{.*}}) {
 // LAG-NEXT: async(ahead 2 of 4) {
 // LAG: async_commit()
-// LAG-NEXT: wgmma_wait(1)
+// LAG-NEXT: wgmma_wait(1; acc)
 // LAG-NEXT: }
-// LAG-NEXT: wgmma_wait(0)
+// LAG-NEXT: wgmma_wait(0; acc)
 // LAG-NEXT: async_wait(0)
 [[tile::kernel]] void mm4(T::tensor<const T::bf16, 2> A, T::tensor<const T::bf16, 2> B, T::tensor<float, 2> C) {
   auto [bx, by] = T::grid(T::ceildiv(C.size(1), 128), T::ceildiv(C.size(0), 128), T::threads(256));
