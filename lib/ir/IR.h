@@ -603,9 +603,9 @@ struct WgmmaNode : StmtNode {
 /// batch (after other writes of its registers), Commit to close the batch, Wait until at
 /// most `pending` batches are unfinished.
 enum class WarpgroupSyncKind { Fence, Commit, Wait };
-/// A Wait's `registers`: the local buffers of the instructions it waits for (accumulators,
-/// a's registers); no access of them may move across it (a C++ compiler sees the asm
-/// instruction that wrote them as done: the codegen pins them after the wait).
+/// A Wait's `registers`: the local (rank-1) buffers of the instructions it waits for
+/// (accumulators, a's registers); no access of them may move across it (a C++ compiler sees
+/// the asm instruction that used them as done: the codegen pins them after the wait).
 struct WarpgroupSyncNode : StmtNode {
   static constexpr StmtKind static_kind = StmtKind::WarpgroupSync;
   WarpgroupSyncKind sync_kind;

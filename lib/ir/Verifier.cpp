@@ -121,6 +121,14 @@ public:
       fail("matrix load of " + std::to_string(n->dst_regs.size()) + " matrices (1, 2 or 4)");
     IRVisitor::visit_MatrixLoad(n);
   }
+  void visit_WarpgroupSync(const WarpgroupSyncNode *n) override {
+    for (const Buffer &b : n->registers) {
+      check_buffer(b, "wgmma wait");
+      if (b->scope != Scope::Local || b->rank() != 1)
+        fail("wgmma wait's registers '" + b->name + "' are not a local rank-1 buffer");
+    }
+    IRVisitor::visit_WarpgroupSync(n);
+  }
   void visit_Wgmma(const WgmmaNode *n) override {
     if (n->a_reg_buffer) {
       check_buffer(n->a_reg_buffer, "wgmma");

@@ -90,7 +90,11 @@ protected:
         out.push_back(mutate(n->stmts[++i]));
       }
       const bool lag = loop_body && i + 1 == n->stmts.size() && slack >= 1;
-      out.push_back(std::make_shared<WarpgroupSyncNode>(WarpgroupSyncKind::Wait, lag ? 1 : 0, gemm_registers_));
+      // A lagging wait leaves this gemm running: its registers are pinned by the wait for
+      // all after the loop, not here (pinned here, nvcc would recompute a's registers each
+      // iteration while the gemm still reads them).
+      out.push_back(std::make_shared<WarpgroupSyncNode>(WarpgroupSyncKind::Wait, lag ? 1 : 0,
+                                                        lag ? std::vector<Buffer>{} : gemm_registers_));
       if (lag)
         for (const Buffer &b : gemm_registers_)
           if (std::find(drain_registers_.begin(), drain_registers_.end(), b) == drain_registers_.end())
@@ -366,6 +370,9 @@ protected:
     }
     body.push_back(for_loop(ks, i32(0), i32(K / w.k), ForKind::Slots, instruction));
     body.push_back(std::make_shared<WarpgroupSyncNode>(WarpgroupSyncKind::Commit, 0));
+    // The accumulator, and a's registers (pinned, their later writes stay after the wait;
+    // unpinned, ptxas finds the instruction's packed temporaries of a written inside the
+    // fence's window and injects more fences: C7519).
     gemm_registers_ = {n->c.buffer};
     if (auto w = instruction->as<WgmmaNode>(); w && w->a_reg_buffer)
       gemm_registers_.push_back(w->a_reg_buffer);

@@ -62,6 +62,8 @@ class Runner:
                 path = os.path.join(self.work, 'repro', 'seed_%d.cpp' % seed)
                 with open(path, 'w') as f:
                     f.write('// %s\n' % why[:2000].replace('\n', '\n// '))
+                    if self.a.flags:
+                        f.write('// Built with: %s\n' % self.a.flags)
                     f.write(gen.translation_unit([seed], inline_header=True, over=self.a.over))
                 print('FAIL %d: %s\n  reproducer: %s' % (seed, why[:600], path), flush=True)
             self.results.flush()

@@ -138,7 +138,7 @@ namespace T = tile;
 // LAG-NEXT: if (it + 2 < {{.*}}) {
 // LAG-NEXT: async(ahead 2 of 4) {
 // LAG: async_commit()
-// LAG-NEXT: wgmma_wait(1; acc)
+// LAG-NEXT: wgmma_wait(1)
 // LAG-NEXT: }
 // LAG-NEXT: wgmma_wait(0; acc)
 // LAG-NEXT: async_wait(0)
