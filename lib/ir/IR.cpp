@@ -78,6 +78,7 @@ const char *name(Intrinsic f) {
   case Intrinsic::Tanh: return "tanh";
   case Intrinsic::Sigmoid: return "sigmoid";
   case Intrinsic::ShuffleXor: return "shfl_xor";
+  case Intrinsic::Pack2: return "pack2";
   case Intrinsic::Fma: return "fma";
   case Intrinsic::Round: return "round";
   case Intrinsic::Floor: return "floor";

@@ -209,11 +209,12 @@ struct SelectNode : ExprNode {
 /// Math intrinsics; arguments and result have the call's type (a float type), except that
 /// IsNan and IsInf take a float and give a bool. ShuffleXor (GPU targets) is the value of
 /// its first argument in the lane whose index differs from this thread's by the bits of
-/// the second (an i32 constant); its type is the first's.
+/// the second (an i32 constant); its type is the first's. Pack2 (GPU targets; made by
+/// lower-mma) is the bits of its two 16-bit arguments in a u32, the first in the low half.
 enum class Intrinsic {
   Abs, Exp, Exp2, Log, Log2, Sqrt, Rsqrt, Tanh, Sigmoid, Fma,
   Round, Floor, Ceil, Trunc, Sin, Cos, Erf, Pow, Log1p, Expm1, IsNan, IsInf,
-  ShuffleXor
+  ShuffleXor, Pack2
 };
 const char *name(Intrinsic f);
 
@@ -577,8 +578,8 @@ struct DescriptorOperand {
 /// threads of a warpgroup compute c (+)= a b for a 64 x N x 16 tile, b read from shared
 /// memory through a descriptor, a too (`a.buffer` set) or from registers: then
 /// `a_regs` are the thread's four 32-bit registers of the 64 x 16 tile (the mma.sync
-/// m16n8k16 A fragment of each warp's 16 rows), each the pair of 16-bit elements at
-/// slots r and r + 1 of the local buffer `a_reg_buffer`. c is the thread's N / 2 f32
+/// m16n8k16 A fragment of each warp's 16 rows) in the u32 local buffer `a_reg_buffer`,
+/// each a pair of 16-bit elements (the lower k in the low half). c is the thread's N / 2 f32
 /// registers `c_regs` (of a local buffer) in the instruction's order. `accumulate` (i32, 0
 /// or not): whether c's values are added to (else overwritten). Asynchronous: between a
 /// WarpgroupSync Fence before and a Commit and Wait after, nothing else touches c or a's
@@ -603,9 +604,9 @@ struct WgmmaNode : StmtNode {
 /// batch (after other writes of its registers), Commit to close the batch, Wait until at
 /// most `pending` batches are unfinished.
 enum class WarpgroupSyncKind { Fence, Commit, Wait };
-/// A Wait's `registers`: the local (rank-1) buffers of the instructions it waits for
-/// (accumulators, a's registers); no access of them may move across it (a C++ compiler sees
-/// the asm instruction that used them as done: the codegen pins them after the wait).
+/// A Wait's `registers`: the local (rank-1) buffers the instructions it waits for write
+/// (accumulators); no access of them may move across it (a C++ compiler sees the asm
+/// instruction that wrote them as done: the codegen pins them after the wait).
 struct WarpgroupSyncNode : StmtNode {
   static constexpr StmtKind static_kind = StmtKind::WarpgroupSync;
   WarpgroupSyncKind sync_kind;

@@ -445,7 +445,7 @@ public:
       list(n->c_regs);
       os << "] " << "+= ";
       if (n->a_reg_buffer) {
-        os << buffer_name(n->a_reg_buffer.get()) << "[pairs ";
+        os << buffer_name(n->a_reg_buffer.get()) << "[";
         list(n->a_regs);
         os << "]";
       }

@@ -132,9 +132,9 @@ public:
   void visit_Wgmma(const WgmmaNode *n) override {
     if (n->a_reg_buffer) {
       check_buffer(n->a_reg_buffer, "wgmma");
-      if (n->a.buffer || n->a_reg_buffer->scope != Scope::Local || n->a_reg_buffer->dtype != n->operand_type ||
+      if (n->a.buffer || n->a_reg_buffer->scope != Scope::Local || n->a_reg_buffer->dtype != ScalarType::U32 ||
           n->a_regs.size() != 4)
-        fail("wgmma's registers of a are not four pairs of local operand-type registers");
+        fail("wgmma's registers of a are not four local 32-bit registers");
     }
     for (const DescriptorOperand *d : {&n->a, &n->b}) {
       if (d == &n->a && n->a_reg_buffer)

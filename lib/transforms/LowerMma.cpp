@@ -356,13 +356,27 @@ protected:
       if (!is_const_int(sub(a.slot({{"vl", i32(1)}}), a.slot({{"vl", i32(0)}})), 1))
         throw std::logic_error("lower-mma: kernel '" + k_.display_name +
                                "': the first operand's register pairs are not adjacent slots");
+      // Packed into 32-bit registers before the fence: written inside the fence's window,
+      // they would make ptxas fence each instruction again (C7519).
+      const Buffer packed = make_buffer("a_packed", Scope::Local, ScalarType::U32, {K / w.k * 4});
+      body.insert(body.begin(), decl_buffer(packed));
+      Var kp = make_var("kp", ScalarType::I32), h = make_var("h", ScalarType::I32), v = make_var("vh", ScalarType::I32);
+      const Expr first = a.slot({{"rs", i32(0)}, {"cs", add(mul(Expr(kp), i32(2)), Expr(h))}, {"vh", Expr(v)},
+                                 {"vl", i32(0)}});
+      const Expr pair = std::make_shared<CallNode>(
+          ScalarType::U32, Intrinsic::Pack2,
+          std::vector<Expr>{load(n->a.buffer, {first}), load(n->a.buffer, {add(first, i32(1))})});
+      body.insert(body.begin() + 1,
+                  for_loop(kp, i32(0), i32(K / w.k), ForKind::Slots,
+                           for_loop(h, i32(0), i32(2), ForKind::Slots,
+                                    for_loop(v, i32(0), i32(2), ForKind::Slots,
+                                             store(packed, {add(mul(Expr(kp), i32(4)), add(mul(Expr(h), i32(2)), Expr(v)))},
+                                                   pair)))));
       std::vector<Expr> a_regs;
-      for (int half = 0; half < 2; ++half)
-        for (int vh = 0; vh < 2; ++vh)
-          a_regs.push_back(a.slot({{"rs", i32(0)}, {"cs", add(mul(ks, i32(2)), i32(half))}, {"vh", i32(vh)},
-                                   {"vl", i32(0)}}));
+      for (int i = 0; i < 4; ++i)
+        a_regs.push_back(add(mul(Expr(ks), i32(4)), i32(i)));
       instruction = std::make_shared<WgmmaNode>(int(N), n->b.buffer->dtype, DescriptorOperand{}, b, n->c.buffer, regs,
-                                                cast(ScalarType::I32, accumulate), n->a.buffer, a_regs);
+                                                cast(ScalarType::I32, accumulate), packed, a_regs);
     } else {
       DescriptorOperand a = operand(n->a, m0, k0, false);
       instruction = std::make_shared<WgmmaNode>(int(N), n->b.buffer->dtype, a, b, n->c.buffer, regs,
@@ -370,12 +384,9 @@ protected:
     }
     body.push_back(for_loop(ks, i32(0), i32(K / w.k), ForKind::Slots, instruction));
     body.push_back(std::make_shared<WarpgroupSyncNode>(WarpgroupSyncKind::Commit, 0));
-    // The accumulator, and a's registers (pinned, their later writes stay after the wait;
-    // unpinned, ptxas finds the instruction's packed temporaries of a written inside the
-    // fence's window and injects more fences: C7519).
+    // The accumulator (a's packed registers are a buffer of this block, which nothing
+    // after it writes).
     gemm_registers_ = {n->c.buffer};
-    if (auto w = instruction->as<WgmmaNode>(); w && w->a_reg_buffer)
-      gemm_registers_.push_back(w->a_reg_buffer);
     if (!defer_wait_) // else mutate_Seq places it
       body.push_back(std::make_shared<WarpgroupSyncNode>(WarpgroupSyncKind::Wait, 0, gemm_registers_));
     uses_warpgroup = true;

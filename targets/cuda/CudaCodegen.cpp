@@ -348,7 +348,7 @@ private:
       line("tile_cuda::wgmma_commit();");
     else {
       line("tile_cuda::wgmma_wait<" + std::to_string(n->pending) + ">();");
-      // The registers of the waited-for instructions, pinned after the wait.
+      // The registers the waited-for instructions write, pinned after the wait.
       for (const Buffer &b : n->registers) {
         const std::string i = names_.fresh("r");
         line("#pragma unroll");

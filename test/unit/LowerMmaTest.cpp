@@ -404,10 +404,22 @@ void check_warpgroup(const GroupCase &cs) {
   };
   bool fenced = false, committed = false, waited = false;
   int instructions = 0;
+  // a's registers packed in pairs (the RS form): per thread, register -> (low, high).
+  std::vector<std::map<std::int64_t, std::pair<double, double>>> packed(threads);
   std::function<void(const Stmt &)> run = [&](const Stmt &s) {
     if (auto q = s->as<SeqNode>()) {
       for (auto &x : q->stmts)
         run(x);
+    } else if (auto st = s->as<StoreNode>()) {
+      // The RS form's packing, before the fence: u32[r] = pack2(p[i], p[j]).
+      auto c = st->value->as<CallNode>();
+      ASSERT_TRUE(cs.a_in_registers && !fenced && c && c->fn == Intrinsic::Pack2 && c->args.size() == 2 &&
+                  st->buffer->dtype == ScalarType::U32)
+          << to_string(s);
+      auto lo = c->args[0]->as<LoadNode>(), hi = c->args[1]->as<LoadNode>();
+      ASSERT_TRUE(lo && hi && lo->buffer == ra.buffer && hi->buffer == ra.buffer);
+      for (int t = 0; t < threads; ++t)
+        packed[t][eval(st->indices[0], t)] = {a_regs[t][eval(lo->indices[0], t)], a_regs[t][eval(hi->indices[0], t)]};
     } else if (auto f = s->as<ForNode>()) {
       for (std::int64_t i = 0; i < folded(f->extent); ++i) {
         env[f->var.get()] = folded(f->begin) + i;
@@ -441,10 +453,11 @@ void check_warpgroup(const GroupCase &cs) {
           for (int t = t0; t < t0 + 128; ++t) {
             const int lt = t - t0, w = lt / 32, l = lt % 32;
             for (int i = 0; i < 4; ++i) {
-              const std::int64_t slot = eval(g->a_regs[i], t);
+              auto reg = packed[t].find(eval(g->a_regs[i], t));
+              ASSERT_TRUE(reg != packed[t].end()) << "a register not packed before the fence";
               const int r = 16 * w + l / 4 + 8 * (i % 2), kk = 2 * (l % 4) + 8 * (i / 2);
-              a[r][kk] = a_regs[t][slot];
-              a[r][kk + 1] = a_regs[t][slot + 1];
+              a[r][kk] = reg->second.first;
+              a[r][kk + 1] = reg->second.second;
             }
           }
         } else {

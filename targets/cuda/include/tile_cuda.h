@@ -446,6 +446,7 @@ template <int Pending> __device__ __forceinline__ void wgmma_wait() {
 /// After a wgmma wait, a register of its operands: the compiler keeps every later access
 /// after the wait (it cannot see that the asm of the instruction finished only there).
 __device__ __forceinline__ void pin_register(float &x) { asm volatile("" : "+f"(x)::"memory"); }
+__device__ __forceinline__ void pin_register(unsigned &x) { asm volatile("" : "+r"(x)::"memory"); }
 template <class T> __device__ __forceinline__ void pin_register(T &x) {
   static_assert(sizeof(T) == 2, "a 16-bit register");
   unsigned short v;

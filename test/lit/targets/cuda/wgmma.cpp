@@ -90,10 +90,10 @@ namespace T = tile;
 // AIR: for ks in slots(0, 8) {
 // AIR-NEXT: wgmma_m64n64k16.bf16(s[{{.*}}] += desc(Qs + {{.*}}, k-major, swizzle 128, lbo 16, sbo 1024) * desc(Ks + {{.*}}, k-major, swizzle 128, lbo 16, sbo 1024), accumulate i32(ks != 0))
 // AIR: for ks.1 in slots(0, 4) {
-// AIR-NEXT: wgmma_m64n128k16.bf16(acc[{{.*}}] += p[pairs {{.*}}] * desc(Vs + {{.*}}, mn-major, swizzle 128, lbo 8192, sbo 1024), accumulate 1)
+// AIR-NEXT: wgmma_m64n128k16.bf16(acc[{{.*}}] += a_packed[{{.*}}] * desc(Vs + {{.*}}, mn-major, swizzle 128, lbo 8192, sbo 1024), accumulate 1)
 // AIR: wgmma_commit()
 // AIR-NEXT: }
-// AIR-NEXT: wgmma_wait(0; acc, p)
+// AIR-NEXT: wgmma_wait(0; acc)
 // The codegen pins the waited-for registers after the wait (later accesses stay after it).
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-gemm=wgmma \
 // RUN:   -fplugin-arg-tile-print-after=codegen %s 2>&1 | FileCheck %s --check-prefix=PIN
