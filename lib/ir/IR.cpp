@@ -631,4 +631,9 @@ std::int64_t Kernel::storage_elements(const BufferNode *b) const {
   return shared_storage_elements(*b, it == shared_layouts.end() ? nullptr : &it->second);
 }
 
+bool Kernel::warpgroup_gemm(const GemmNode &g) const {
+  auto it = layouts.find(g.c.buffer.get());
+  return it != layouts.end() && it->second.mma && it->second.mma->warpgroup;
+}
+
 } // namespace tile::ir

@@ -659,6 +659,9 @@ struct Kernel {
   Var thread_index;
   /// Layouts of the fragments kept in registers (infer-layout; GPU targets).
   LayoutMap layouts;
+  /// Whether `g` runs on a warpgroup instruction (its accumulator's layout says so; wgmma,
+  /// which runs asynchronously).
+  bool warpgroup_gemm(const GemmNode &g) const;
   /// The layouts parallel nests over register fragments run by, keyed by the variable of
   /// the nest's outermost loop (infer-layout; lower-fragments binds threads by them).
   std::map<const VarNode *, Fragment> bindings;

@@ -809,10 +809,7 @@ Kernel infer_layout(const Kernel &kernel, const Target &target, const InferLayou
   // N-major), each tile on the boundary the swizzle counts from (ir/SharedLayout.h).
   for_each_node(k.body, nullptr, [&](const Stmt &s) {
     auto g = s->as<GemmNode>();
-    if (!g)
-      return;
-    auto it = k.layouts.find(g->c.buffer.get());
-    if (it == k.layouts.end() || !it->second.mma || !it->second.mma->warpgroup)
+    if (!g || !k.warpgroup_gemm(*g))
       return;
     const WarpgroupMmaAtom &w = *target.warpgroup_mma;
     const std::int64_t span = w.swizzle_bytes / bytes(g->b.buffer->dtype);

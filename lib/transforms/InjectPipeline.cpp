@@ -198,11 +198,8 @@ private:
     // into the next iteration (its wait keeps one in flight).
     size_t first = 0;
     if (!consumers.empty())
-      if (auto g = consumers.front()->as<GemmNode>()) {
-        auto l = k_.layouts.find(g->c.buffer.get());
-        if (l != k_.layouts.end() && l->second.mma && l->second.mma->warpgroup)
-          first = 1;
-      }
+      if (auto g = consumers.front()->as<GemmNode>(); g && k_.warpgroup_gemm(*g))
+        first = 1;
     const int D = first == 1 && consumers.size() == 1 && S >= 4 ? S - 2 : S - 1; // iterations ahead
     // Prologue: the first D iterations' copies.
     Var s = make_var("stage", extent->type);

@@ -55,6 +55,22 @@ private:
   Fragment f_; // the lane digits as slot digits
 };
 
+/// A first operand in registers laid out as the instruction's A (each warp's rows as the
+/// m16n8k16 A atom; mma.sync and wgmma take the same): the slot of the low element of
+/// register i (0-3) of k step ks of atom row am, the pairs at (vh, cs) = (0, 2 ks),
+/// (1, 2 ks), (0, 2 ks + 1), (1, 2 ks + 1); the high element is the next slot.
+Expr a_register(const WarpView &a, const Expr &am, const Expr &ks, const Expr &i) {
+  return a.slot({{"rs", am}, {"cs", add(mul(ks, i32(2)), quot(i, 2))}, {"vh", mod(i, 2)}, {"vl", i32(0)}});
+}
+
+/// Whether `af` is the instruction's A for an accumulator of `shape` with K columns, in
+/// register pairs of adjacent 16-bit slots.
+bool is_a_operand(const Fragment &af, const WarpView &a, const MmaShape &shape, std::int64_t K, const Buffer &b) {
+  return af.mma->operand == MmaShape::A && af.mma->rows == shape.rows && af.mma->cols == K &&
+         af.mma->warps_m == shape.warps_m && bytes(b->dtype) == 2 &&
+         is_const_int(sub(a.slot({{"vl", i32(1)}}), a.slot({{"vl", i32(0)}})), 1);
+}
+
 class Lowerer : public IRMutator {
 public:
   Lowerer(Kernel &k, const Target &t) : k_(k), t_(t) {}
@@ -119,10 +135,7 @@ protected:
 
   bool is_warpgroup_gemm(const Stmt &s) const {
     auto g = s->as<GemmNode>();
-    if (!g)
-      return false;
-    auto ct = k_.layouts.find(g->c.buffer.get());
-    return ct != k_.layouts.end() && ct->second.mma && ct->second.mma->warpgroup;
+    return g && k_.warpgroup_gemm(*g);
   }
 
   static bool overlaps_gemm(const Stmt &s) {
@@ -260,23 +273,15 @@ protected:
         return seq({la, load_b(ks, i32(0)), mma(aregs, a_regs, i32(0))});
       }));
     } else {
-      // A in registers, laid out as the instruction's A: register i of k step ks is the pair
-      // at (vh, cs) = (0, 2 ks), (1, 2 ks), (0, 2 ks + 1), (1, 2 ks + 1) of atom row am.
+      // A in registers, laid out as the instruction's A (a_register).
       const Fragment &af = at->second;
-      if (af.mma->operand != MmaShape::A || af.mma->rows != shape.rows || af.mma->warps_m != shape.warps_m ||
-          bytes(n->a.buffer->dtype) != 2)
-        return fail("a first operand in registers whose layout is not the instruction's A of this gemm");
       const WarpView a(af, warp, k_.display_name);
-      // A register is a pair of adjacent slots (the low element at vl 0).
-      if (!is_const_int(sub(a.slot({{"vl", i32(1)}}), a.slot({{"vl", i32(0)}})), 1))
-        return fail("the first operand's register pairs are not adjacent slots");
+      if (!is_a_operand(af, a, shape, K, n->a.buffer))
+        return fail("a first operand in registers whose layout is not the instruction's A of this gemm");
       auto a_regs = [&](const Expr &ks, const Expr &am) {
         std::vector<Expr> regs;
-        for (int half = 0; half < 2; ++half)
-          for (int vh = 0; vh < 2; ++vh) {
-            Expr cs = add(mul(ks, i32(2)), i32(half));
-            regs.push_back(a.slot({{"rs", am}, {"cs", cs}, {"vh", i32(vh)}, {"vl", i32(0)}}));
-          }
+        for (int i = 0; i < 4; ++i)
+          regs.push_back(a_register(a, am, ks, i32(i)));
         return regs;
       };
       // The B atoms of the next k step are loaded before this step's mma.
@@ -344,34 +349,26 @@ protected:
     Stmt instruction;
     auto at = k_.layouts.find(n->a.buffer.get());
     if (at != k_.layouts.end() && at->second.mma && n->a.buffer->scope == Scope::Local) {
-      // a in registers, laid out as the instruction's A (each warp's 16 rows as mma.sync's
-      // A atom): register i of k step ks is the pair at (vh, cs) = (0, 2 ks), (1, 2 ks),
-      // (0, 2 ks + 1), (1, 2 ks + 1) of the warp's atom row.
+      // a in registers, laid out as the instruction's A (a_register: one 16-row atom row a
+      // warp).
       const Fragment &af = at->second;
-      if (af.mma->operand != MmaShape::A || af.mma->rows != shape.rows || af.mma->cols != K ||
-          af.mma->warps_m != shape.warps_m || af.mma->atoms_m() != 1 || bytes(n->a.buffer->dtype) != 2)
+      const WarpView a(af, t_.warp_size, k_.display_name);
+      if (!is_a_operand(af, a, shape, K, n->a.buffer) || af.mma->atoms_m() != 1)
         throw std::logic_error("lower-mma: kernel '" + k_.display_name +
                                "': a first operand in registers whose layout is not wgmma's A of this gemm");
-      const WarpView a(af, t_.warp_size, k_.display_name);
-      if (!is_const_int(sub(a.slot({{"vl", i32(1)}}), a.slot({{"vl", i32(0)}})), 1))
-        throw std::logic_error("lower-mma: kernel '" + k_.display_name +
-                               "': the first operand's register pairs are not adjacent slots");
       // Packed into 32-bit registers before the fence: written inside the fence's window,
       // they would make ptxas fence each instruction again (C7519).
       const Buffer packed = make_buffer("a_packed", Scope::Local, ScalarType::U32, {K / w.k * 4});
       body.insert(body.begin(), decl_buffer(packed));
-      Var kp = make_var("kp", ScalarType::I32), h = make_var("h", ScalarType::I32), v = make_var("vh", ScalarType::I32);
-      const Expr first = a.slot({{"rs", i32(0)}, {"cs", add(mul(Expr(kp), i32(2)), Expr(h))}, {"vh", Expr(v)},
-                                 {"vl", i32(0)}});
+      Var kp = make_var("kp", ScalarType::I32), r = make_var("r", ScalarType::I32);
+      const Expr first = a_register(a, i32(0), kp, r);
       const Expr pair = std::make_shared<CallNode>(
           ScalarType::U32, Intrinsic::Pack2,
           std::vector<Expr>{load(n->a.buffer, {first}), load(n->a.buffer, {add(first, i32(1))})});
       body.insert(body.begin() + 1,
                   for_loop(kp, i32(0), i32(K / w.k), ForKind::Slots,
-                           for_loop(h, i32(0), i32(2), ForKind::Slots,
-                                    for_loop(v, i32(0), i32(2), ForKind::Slots,
-                                             store(packed, {add(mul(Expr(kp), i32(4)), add(mul(Expr(h), i32(2)), Expr(v)))},
-                                                   pair)))));
+                           for_loop(r, i32(0), i32(4), ForKind::Slots,
+                                    store(packed, {add(mul(Expr(kp), i32(4)), Expr(r))}, pair))));
       std::vector<Expr> a_regs;
       for (int i = 0; i < 4; ++i)
         a_regs.push_back(add(mul(Expr(ks), i32(4)), i32(i)));
