@@ -108,16 +108,31 @@ template <int D, bool CAUSAL> void tune_attention() {
     line(std::string("attn d") + std::to_string(D) + (CAUSAL ? " causal " : " ") + name, ms, flop / ms / 1e9,
          "TFLOP/s", example::rel_error(first, got));
   };
-#ifdef FLASH_ATTENTION_WGMMA
-  // Built with -fplugin-arg-tile-gemm=wgmma (tune-gpu-wgmma): wgmma takes 64 query rows a
-  // warpgroup; one or two warpgroups, key blocks and stages.
-  run("BM128 BN64 s2", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 64, 256, 2>(x...); });
-  run("BM128 BN128 s2", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 128, 256, 2>(x...); });
-  run("BM64 BN64 s2", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 64, 64, 128, 2>(x...); });
-  run("BM64 BN128 s2", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 64, 128, 128, 2>(x...); });
-  run("BM128 BN64 s3", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 64, 256, 3>(x...); });
-  if constexpr (D == 64)
-    run("BM128 BN192 s2", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 192, 256, 2>(x...); });
+#ifndef FLASH_ATTENTION_MMA
+  // Both gemms on wgmma (the default on sm_90a), which takes 64 query rows a warpgroup: one
+  // or two warpgroups, key blocks and stages. The example's choice first.
+  if constexpr (D == 64) {
+    run("BM128 BN64 s3", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 64, 256, 3>(x...); });
+    run("BM128 BN64 s4", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 64, 256, 4>(x...); });
+    run("BM128 BN64 s2", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 64, 256, 2>(x...); });
+    run("BM128 BN128 s3", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 128, 256, 3>(x...); });
+    run("BM128 BN128 s2", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 128, 256, 2>(x...); });
+    run("BM64 BN128 s2", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 64, 128, 128, 2>(x...); });
+    run("BM64 BN64 s3", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 64, 64, 128, 3>(x...); });
+    if constexpr (CAUSAL) // query blocks in index order rather than the longest first
+      run("BM128 BN64 s3 in order", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 64, 256, 3, false>(x...); });
+  } else {
+    run("BM128 BN128 s2", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 128, 256, 2>(x...); });
+    run("BM128 BN128 s3", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 128, 256, 3>(x...); });
+    run("BM128 BN64 s2", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 64, 256, 2>(x...); });
+    run("BM128 BN64 s3", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 64, 256, 3>(x...); });
+    run("BM128 BN64 s4", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 64, 256, 4>(x...); });
+    // Key blocks whose padded tiles also fit sm_80's shared memory (BN128 needs 174080 bytes there).
+    run("BM128 BN112 s2", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 112, 256, 2>(x...); });
+    run("BM128 BN96 s2", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 96, 256, 2>(x...); });
+    if constexpr (CAUSAL)
+      run("BM128 BN128 s2 in order", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 128, 256, 2, false>(x...); });
+  }
   return;
 #endif
   // BM 128 on 4 warps throughout (bench/NOTES.md: 8 warps and BM 64 lost); key blocks and stages.
@@ -126,11 +141,15 @@ template <int D, bool CAUSAL> void tune_attention() {
     run("BN64 s2", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 64, 128, 2>(x...); });
     run("BN128 s2", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 128, 128, 2>(x...); });
     run("BN96 s3", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 96, 128, 3>(x...); });
+    if constexpr (CAUSAL)
+      run("BN96 s2 in order", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 96, 128, 2, false>(x...); });
   } else {
     run("BN64 s2", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 64, 128, 2>(x...); });
     run("BN48 s2", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 48, 128, 2>(x...); });
     run("BN32 s2", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 32, 128, 2>(x...); });
     run("BN80 s2", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 80, 128, 2>(x...); });
+    if constexpr (CAUSAL)
+      run("BN64 s2 in order", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 64, 128, 2, false>(x...); });
   }
 }
 

@@ -116,13 +116,14 @@ bool parse_options(const std::vector<std::string> &args, pipeline::Options &o, s
     } else if (name == "gemm") {
       if (!need_value())
         return false;
-      if (value != "fma" && value != "auto" && value != "wgmma") {
-        problem = "gemm=" + value.str() + ": expected gemm=fma (every gemm on FMA), gemm=auto (tensor cores where "
-                  "they can) or gemm=wgmma (also Hopper's warpgroup instruction on sm_90a where it takes the gemm)";
+      if (value != "fma" && value != "auto" && value != "mma" && value != "wgmma") {
+        problem = "gemm=" + value.str() + ": expected gemm=auto (the default: tensor cores where the gemm fits them, "
+                  "on sm_90a Hopper's wgmma where it takes the gemm), gemm=mma (tensor cores through mma.sync only) "
+                  "or gemm=fma (every gemm on FMA)";
         return false;
       }
       o.gemm_fma = value == "fma";
-      o.gemm_wgmma = value == "wgmma";
+      o.gemm_wgmma = value == "auto" || value == "wgmma";
     } else if (name == "stages") {
       unsigned n = 0;
       if (!bounded(1, 16, "a stage count from 1 to 16 for every pipelined loop", n))

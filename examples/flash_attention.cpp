@@ -29,20 +29,18 @@ struct Case {
 template <int D, bool CAUSAL>
 void launch(const T::array<T::bf16, 4> &q, const T::array<T::bf16, 4> &k, const T::array<T::bf16, 4> &v,
             T::array<T::bf16, 4> &o, float scale) {
-  // Measured on the H200 (bench/NOTES.md): 4 warps of 32 query rows (each K and V fragment
-  // read from shared memory serves two row atoms), key blocks of 96 for head_dim 64 and of
-  // 64 for head_dim 128 (non-causal took 48 while ptxas spilled 276 bytes at 64; the 32-bit
-  // tile tests of session 18 brought that to 120: to be timed again).
-#ifdef FLASH_ATTENTION_WGMMA
-  // Built with -fplugin-arg-tile-gemm=wgmma (experimental; test/gpu builds it so): on
-  // Hopper both gemms run on the warpgroup instruction, which takes 64 query rows a
-  // warpgroup: two warpgroups, key blocks of 128 (head_dim 64) and 64 (head_dim 128: 186
-  // registers a thread against 254 at 128). Not yet timed on the H200.
+  // Tile shapes measured on the H200 (bench/NOTES.md). On Hopper both gemms run on wgmma,
+  // which takes 64 query rows a warpgroup: two warpgroups, key blocks of 64 with three
+  // stages for head_dim 64, of 128 with two for head_dim 128. Built with
+  // -fplugin-arg-tile-gemm=mma (test/gpu's example-flash_attention-mma), or on other GPUs,
+  // mma.sync: 4 warps of 32 query rows (each K and V fragment read from shared memory
+  // serves two row atoms), key blocks of 96 for head_dim 64 and of 64 for head_dim 128.
+#ifndef FLASH_ATTENTION_MMA
   if (T::current_device().architecture() == "sm_90") {
     if constexpr (D == 64)
-      flash::flash_attention<D, CAUSAL, 128, 128, 256>(q, k, v, o, scale);
+      flash::flash_attention<D, CAUSAL, 128, 64, 256, 3>(q, k, v, o, scale);
     else
-      flash::flash_attention<D, CAUSAL, 128, 64, 256>(q, k, v, o, scale);
+      flash::flash_attention<D, CAUSAL, 128, 128, 256, 2>(q, k, v, o, scale);
     return;
   }
 #endif

@@ -8,7 +8,7 @@ namespace flash {
 
 namespace T = tile;
 
-template <int D, bool CAUSAL, int BM = 64, int BN = 64, int NT = 128, int STAGES = 2>
+template <int D, bool CAUSAL, int BM = 64, int BN = 64, int NT = 128, int STAGES = 2, bool LONGEST_FIRST = true>
 [[tile::kernel]] void flash_attention(T::tensor<const T::bf16, 4> Q, T::tensor<const T::bf16, 4> K,
                                       T::tensor<const T::bf16, 4> V, T::tensor<T::bf16, 4> O, float scale) {
   const int H = Q.size(1), SQ = Q.size(2), HKV = K.size(1), SK = K.size(2);
@@ -16,28 +16,31 @@ template <int D, bool CAUSAL, int BM = 64, int BN = 64, int NT = 128, int STAGES
   T::expect(scale > 0, "flash_attention needs a positive scale");
   auto [bx, by, bz] = T::grid(T::ceildiv(SQ, BM), H, Q.size(0), T::threads(NT));
   const int hk = by / (H / HKV);
+  // Causal: the query block with the most key blocks takes the grid's first block index
+  // (the GPU starts blocks in index order), so that the short ones fill the last wave.
+  const int qb = CAUSAL && LONGEST_FIRST ? T::ceildiv(SQ, BM) - 1 - bx : bx;
   T::shared<T::bf16, BM, D> Qs;
   T::shared<T::bf16, BN, D> Ks, Vs;
   T::fragment<float, BM, BN> s;
   T::fragment<T::bf16, BM, BN> p;
   T::fragment<float, BM, D> acc;
   T::fragment<float, BM> m, m_old, l, row_sum, rescale;
-  T::copy(Q.at(bz, by, bx * BM, 0), Qs);
+  T::copy(Q.at(bz, by, qb * BM, 0), Qs);
   T::clear(acc);
   T::clear(l);
   T::fill(m, -T::infinity<float>());
   const float scale_log2 = scale * 1.4426950408889634f; // exp(x) = exp2(x log2 e)
   // Causal: key blocks up to the diagonal of the last query row of this block.
-  const int blocks = CAUSAL ? T::min(T::ceildiv(SK, BN), T::ceildiv((bx + 1) * BM, BN)) : T::ceildiv(SK, BN);
+  const int blocks = CAUSAL ? T::min(T::ceildiv(SK, BN), T::ceildiv((qb + 1) * BM, BN)) : T::ceildiv(SK, BN);
   for (int kb : T::pipelined(blocks, T::stages(STAGES))) {
     T::copy(K.at(bz, hk, kb * BN, 0), Ks);
     T::copy(V.at(bz, hk, kb * BN, 0), Vs);
     T::gemm(Qs, Ks, s, {.transpose_b = true, .clear_accum = true, .policy = T::warp_policy::full_row});
     // The mask only where the block crosses the end of the keys or the diagonal (a
     // uniform branch).
-    if (kb * BN + BN > SK || (CAUSAL && kb * BN + BN - 1 > bx * BM)) {
+    if (kb * BN + BN > SK || (CAUSAL && kb * BN + BN - 1 > qb * BM)) {
       for (auto [i, j] : T::parallel(BM, BN)) {
-        const bool masked = kb * BN + j >= SK || (CAUSAL && kb * BN + j > bx * BM + i);
+        const bool masked = kb * BN + j >= SK || (CAUSAL && kb * BN + j > qb * BM + i);
         if (masked)
           s(i, j) = -T::infinity<float>();
       }
@@ -60,7 +63,7 @@ template <int D, bool CAUSAL, int BM = 64, int BN = 64, int NT = 128, int STAGES
   }
   for (auto [i, j] : T::parallel(BM, D))
     acc(i, j) = acc(i, j) / l(i);
-  T::copy(acc, O.at(bz, by, bx * BM, 0));
+  T::copy(acc, O.at(bz, by, qb * BM, 0));
 }
 
 } // namespace flash

@@ -7,6 +7,7 @@
 #include "Pipeline/DeviceCompiler.h"
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
+#include "ir/Visitor.h"
 #include "targets/cpu/CpuCodegen.h"
 #include "targets/cpu/CpuCompiler.h"
 #include "targets/cuda/CudaCodegen.h"
@@ -238,7 +239,14 @@ void run_cuda(const std::vector<ir::Kernel> &frontend_kernels, const std::string
   // Architectures of one lowering class share a pipeline and a generated source (their
   // Target is the facts they share); each class gets its own image, which the runtime
   // chooses by the device's architecture.
-  const std::vector<std::vector<std::string>> classes = ir::cuda_arch_classes(archs, opts.gemm_wgmma);
+  // wgmma is a lowering of gemms only: a unit without one keeps a single class where the
+  // architectures otherwise agree.
+  bool has_gemm = false;
+  for (const ir::Kernel &k : frontend_kernels)
+    ir::for_each_node(
+        k.body, [](const ir::Expr &) {},
+        [&](const ir::Stmt &s) { has_gemm = has_gemm || s->as<ir::GemmNode>() != nullptr; });
+  const std::vector<std::vector<std::string>> classes = ir::cuda_arch_classes(archs, opts.gemm_wgmma && has_gemm);
   struct Build {
     std::vector<std::string> archs;
     std::vector<ir::Kernel> kernels;
@@ -290,13 +298,30 @@ void run_cuda(const std::vector<ir::Kernel> &frontend_kernels, const std::string
     cuda::Source source = cuda::emit_source(kernels, target);
     if (listed(opts.print_after, "codegen"))
       dump_source(dump, "codegen", tag, source.text);
-    for (size_t i = 0; i < kernels.size(); ++i)
-      for (auto &p : cuda::check_limits(kernels[i], shared_bytes[i], cls))
-        result.messages.push_back({p.warning ? Message::Warning : Message::Error, kernels[i].key, p.message, p.note});
     builds.push_back({cls, std::move(kernels), std::move(source)});
+  }
+  // Each kernel's needs against every architecture at once: one that fits some of them is
+  // a warning, not an error of the class that it does not fit.
+  for (size_t i = 0; !builds.empty() && i < builds.front().kernels.size(); ++i) {
+    std::vector<cuda::KernelBuild> per_class;
+    for (const Build &b : builds)
+      per_class.push_back({&b.kernels[i], b.kernels[i].shared_bytes, b.archs});
+    for (auto &p : cuda::check_limits(per_class))
+      result.messages.push_back(
+          {p.warning ? Message::Warning : Message::Error, builds.front().kernels[i].key, p.message, p.note});
   }
   if (!result.ok() || builds.size() < classes.size())
     return;
+  // Classes whose lowering came out the same (sm_90a's gemms all on mma.sync, say) share
+  // one image.
+  for (size_t i = 0; i < builds.size(); ++i)
+    for (size_t j = i + 1; j < builds.size();)
+      if (builds[j].source.text == builds[i].source.text) {
+        builds[i].archs.insert(builds[i].archs.end(), builds[j].archs.begin(), builds[j].archs.end());
+        builds.erase(builds.begin() + j);
+      } else {
+        ++j;
+      }
   if (opts.stop_after == "codegen" || opts.syntax_only)
     return;
 

@@ -157,8 +157,9 @@ std::optional<MmaShape> wgmma_plan(const GemmNode *g, int threads, const Target 
     return no(g->transpose_b ? "wgmma here takes a transposed b with rows of a multiple of " + rows + " of K"
                              : "wgmma here takes b with rows of a multiple of " + rows);
   if (M != w.m * groups)
-    return no("M = " + std::to_string(M) + " is not " + std::to_string(w.m) + " rows for each of the " +
-              std::to_string(groups) + " warpgroups");
+    return no("M = " + std::to_string(M) + " is not " + std::to_string(w.m) + " rows for " +
+              (groups == 1 ? std::string("the block's warpgroup")
+                           : "each of the " + std::to_string(groups) + " warpgroups"));
   if (N % w.n_step != 0 || N > w.max_n)
     return no("N = " + std::to_string(N) + " is not a multiple of " + std::to_string(w.n_step) + " up to " +
               std::to_string(w.max_n));
@@ -263,7 +264,8 @@ public:
         const WarpgroupMmaAtom &w = *target_.warpgroup_mma;
         out.push_back({g.loc, "gemm on tensor cores (wgmma.m" + std::to_string(w.m) + "n" + std::to_string(m.cols) + "k" +
                                   std::to_string(w.k) + "." + std::string(name(g.g->a.buffer->dtype)) + ", " +
-                                  std::to_string(m.warps_m / w.warps) + " warpgroups, " +
+                                  std::to_string(m.warps_m / w.warps) +
+                                  (m.warps_m / w.warps == 1 ? " warpgroup, " : " warpgroups, ") +
                                   (in_registers(g.g->a.buffer.get()) ? "a from registers, b from shared memory)"
                                                                      : "a and b from shared memory)")});
       } else if (g.mma && in_registers(g.g->c.buffer.get())) {

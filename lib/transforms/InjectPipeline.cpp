@@ -174,6 +174,7 @@ private:
       for (int d = 0; d < b->rank(); ++d)
         shape.push_back(b->extent(d));
       Buffer staged = make_buffer(b->name, Scope::Shared, b->dtype, shape);
+      staged->loc = b->loc;
       if (auto it = k_.shared_layouts.find(b); it != k_.shared_layouts.end())
         k_.shared_layouts[staged.get()] = it->second;
       base.staged[b] = staged;

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "analysis/SharedAccess.h"
+#include "ir/SharedLayout.h"
 #include "ir/Visitor.h"
 
 namespace tile::transforms {
@@ -21,17 +22,21 @@ struct Life {
   std::int64_t align = 1;    // its start a multiple of this
 };
 
-} // namespace
+bool may_share(const Life &a, const Life &b) {
+  if (a.async || b.async || a.first < 0 || b.first < 0)
+    return false;
+  return a.last < b.first || b.last < a.first;
+}
 
-Kernel plan_shared_memory(const Kernel &kernel, const Target &target) {
-  Kernel k = kernel;
-  const std::int64_t align = std::max<std::int64_t>(target.shared_alignment, 1);
-  std::vector<Stmt> top;
-  if (auto q = k.body->as<SeqNode>())
-    top = q->stmts;
-  else
-    top = {k.body};
+struct Placement {
+  std::vector<Life> lives;
+  std::int64_t total = 0;
+};
 
+/// Places `k`'s shared buffers under its current shared layouts: first fit in declaration
+/// order, buffers whose lives do not overlap (and that no asynchronous copy fills) sharing
+/// bytes. `top` are the body's top-level statements.
+Placement place(const Kernel &k, const std::vector<Stmt> &top, std::int64_t align) {
   // The buffers, in declaration order.
   std::vector<Life> lives;
   std::map<const BufferNode *, size_t> index;
@@ -51,10 +56,7 @@ Kernel plan_shared_memory(const Kernel &kernel, const Target &target) {
         if (auto it = index.find(u.buffer); it != index.end())
           lives[it->second].async = true;
   });
-  std::vector<int> barriers; // top-level indices of barriers
   for (int i = 0; i < int(top.size()); ++i) {
-    if (top[i]->as<BarrierNode>())
-      barriers.push_back(i);
     const analysis::SharedAccess acc = analysis::shared_access(top[i]);
     std::set<const BufferNode *> touched;
     for (auto &u : acc.reads)
@@ -68,11 +70,6 @@ Kernel plan_shared_memory(const Kernel &kernel, const Target &target) {
         l.last = i;
       }
   }
-  auto may_share = [](const Life &a, const Life &b) {
-    if (a.async || b.async || a.first < 0 || b.first < 0)
-      return false;
-    return a.last < b.first || b.last < a.first;
-  };
 
   // First fit in declaration order: the lowest aligned offset whose bytes no placed buffer
   // it may not share with uses.
@@ -95,6 +92,54 @@ Kernel plan_shared_memory(const Kernel &kernel, const Target &target) {
     l.offset = offset;
     total = std::max(total, offset + l.bytes);
   }
+  return {std::move(lives), total};
+}
+
+} // namespace
+
+Kernel plan_shared_memory(const Kernel &kernel, const Target &target) {
+  Kernel k = kernel;
+  const std::int64_t align = std::max<std::int64_t>(target.shared_alignment, 1);
+  std::vector<Stmt> top;
+  if (auto q = k.body->as<SeqNode>())
+    top = q->stmts;
+  else
+    top = {k.body};
+  std::vector<int> barriers; // top-level indices of barriers
+  for (int i = 0; i < int(top.size()); ++i)
+    if (top[i]->as<BarrierNode>())
+      barriers.push_back(i);
+
+  Placement placed = place(k, top, align);
+  // Rows padded against bank conflicts (infer-layout) that make the block need more than the
+  // target gives: the rows swizzled instead, which spreads them over the banks as well in
+  // their own bytes.
+  if (target.max_shared_bytes > 0 && placed.total > target.max_shared_bytes) {
+    Kernel dense = k;
+    std::vector<const BufferNode *> swizzled;
+    for (auto &[b, l] : dense.shared_layouts) {
+      const std::int64_t cols = b->extent(b->rank() - 1);
+      if (l.swizzle_bytes != 0 || l.slab != 0 || l.pitch == cols)
+        continue;
+      if (const int s = fit_swizzle(*b, cols, 128)) {
+        l = SharedLayout{cols, s};
+        swizzled.push_back(b);
+      }
+    }
+    Placement again = place(dense, top, align);
+    if (!swizzled.empty() && again.total <= target.max_shared_bytes) {
+      for (const BufferNode *b : swizzled)
+        dense.remarks.push_back({b->loc, "shared '" + b->name + "': " + to_string(dense.shared_layouts[b]) +
+                                             " instead of " + to_string(k.shared_layouts[b]) +
+                                             ", so that the block's " + std::to_string(again.total) +
+                                             " bytes fit the " + std::to_string(target.max_shared_bytes) +
+                                             " it may have (padded: " + std::to_string(placed.total) + ")"});
+      k = std::move(dense);
+      placed = std::move(again);
+    }
+  }
+  std::vector<Life> &lives = placed.lives;
+  const std::int64_t total = placed.total;
 
   // A barrier between two buffers that share bytes, where none is: before the first
   // statement of the later one.

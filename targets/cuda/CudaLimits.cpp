@@ -30,35 +30,47 @@ ThreadStorage thread_storage(const ir::Kernel &kernel) {
   return t;
 }
 
-std::vector<LimitProblem> check_limits(const ir::Kernel &kernel, std::int64_t shared_bytes,
-                                       const std::vector<std::string> &archs) {
+std::vector<LimitProblem> check_limits(const std::vector<KernelBuild> &builds) {
   std::vector<LimitProblem> problems;
-  const std::string name = "tile kernel '" + kernel.display_name + "'";
+  if (builds.empty())
+    return problems;
+  const std::string name = "tile kernel '" + builds.front().kernel->display_name + "'";
   const std::string fewer = "use smaller tiles, or fewer stages in tile::pipelined (each stage holds another copy "
                             "of the tiles its loop copies into shared memory)";
   std::string too_small, largest_arch;
-  std::int64_t largest = 0;
-  for (const std::string &arch : archs) {
-    const std::int64_t limit = shared_memory_limit(arch);
-    if (limit > largest) {
-      largest = limit;
-      largest_arch = arch;
+  std::int64_t largest = 0, largest_needs = 0, too_small_needs = 0;
+  bool fits_one = false;
+  ThreadStorage storage;
+  for (const KernelBuild &b : builds) {
+    for (const std::string &arch : b.archs) {
+      const std::int64_t limit = shared_memory_limit(arch);
+      if (limit > largest) {
+        largest = limit;
+        largest_arch = arch;
+        largest_needs = b.shared_bytes;
+      }
+      if (b.shared_bytes > limit) {
+        too_small += (too_small.empty() ? "" : ", ") + arch + " (" + std::to_string(limit) + ")";
+        too_small_needs = std::max(too_small_needs, b.shared_bytes);
+      } else {
+        fits_one = true;
+      }
     }
-    if (shared_bytes > limit)
-      too_small += (too_small.empty() ? "" : ", ") + arch + " (" + std::to_string(limit) + ")";
+    const ThreadStorage t = thread_storage(*b.kernel);
+    if (t.bytes > storage.bytes)
+      storage = t;
   }
-  if (shared_bytes > largest)
-    problems.push_back({name + " needs " + std::to_string(shared_bytes) + " bytes of shared memory per block; " +
+  if (!fits_one)
+    problems.push_back({name + " needs " + std::to_string(largest_needs) + " bytes of shared memory per block; " +
                             largest_arch + " gives a block at most " + std::to_string(largest),
                         fewer});
   else if (!too_small.empty())
-    problems.push_back({name + " needs " + std::to_string(shared_bytes) +
+    problems.push_back({name + " needs " + std::to_string(too_small_needs) +
                             " bytes of shared memory per block, more than a block may have on " + too_small +
                             ": it will not launch there",
                         "build for the other architectures only (-fplugin-arg-tile-targets=cuda:" + largest_arch +
                             "), or " + fewer,
                         /*warning=*/true});
-  const ThreadStorage storage = thread_storage(kernel);
   if (storage.bytes > thread_storage_limit)
     problems.push_back({name + " needs " + std::to_string(storage.bytes) +
                             " bytes of registers and local memory per thread ('" + storage.largest_name +

@@ -34,10 +34,17 @@ struct LimitProblem {
   bool warning = false;
 };
 
-/// What `kernel` (lowered by the CUDA pipeline, needing `shared_bytes` of dynamic shared
-/// memory) needs beyond what a block of `archs` can have: an error when no architecture can
-/// run it, a warning naming those that cannot when others can.
-std::vector<LimitProblem> check_limits(const ir::Kernel &kernel, std::int64_t shared_bytes,
-                                       const std::vector<std::string> &archs);
+/// One kernel as one architecture class lowered it: `shared_bytes` of dynamic shared memory
+/// on each of `archs`.
+struct KernelBuild {
+  const ir::Kernel *kernel;
+  std::int64_t shared_bytes;
+  std::vector<std::string> archs;
+};
+
+/// What a kernel (lowered by the CUDA pipeline once per architecture class, `builds`) needs
+/// beyond what a block can have: an error when no architecture can run it, a warning naming
+/// those that cannot when others can.
+std::vector<LimitProblem> check_limits(const std::vector<KernelBuild> &builds);
 
 } // namespace tile::cuda

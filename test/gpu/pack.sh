@@ -21,8 +21,9 @@ else
   [ -d "$src/fuzz" ] && cp -r "$src/fuzz" "$dest/"
 fi
 # The newest cached images of each tensor-core kernel family: the GEMM has three (the
-# example's, and example-gemm-wgmma's two architecture classes), attention one.
-for family in matmul_relu:3 flash_attention:1; do
+# example's two architecture classes (wgmma on sm_90a, mma.sync on sm_80), and
+# example-gemm-mma's one), attention as many.
+for family in matmul_relu:3 flash_attention:3; do
   grep -l -a "${family%:*}" "$src"/cache/cuda/*.fatbin 2>/dev/null | xargs -r ls -t | head -"${family#*:}" |
     xargs -r cp -t "$dest/cache/cuda/"
 done

@@ -14,9 +14,20 @@
 // CHECK-NOT: mma_m16n8k16
 // CHECK: source after codegen [cuda:sm_80+sm_86]
 // CHECK: tile_cuda::mma_m16n8k16<tile_cuda::bf16>(
-// One class (the default sm_90a and sm_80): one source, tagged as before.
+// The default sm_90a and sm_80 differ in the gemm only (wgmma on sm_90a): a unit with a
+// gemm gets two sources, one without (here the same kernel without its gemm) or with
+// gemm=mma one source, tagged as one class.
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-print-after=codegen %s 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=TWO
+// TWO: source after codegen [cuda:sm_90a]
+// TWO: wgmma
+// TWO: source after codegen [cuda:sm_80]
+// TWO-NOT: wgmma
+// TWO: tile_cuda::mma_m16n8k16<tile_cuda::bf16>(
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda -DNO_GEMM -fplugin-arg-tile-print-after=codegen %s 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=ONE
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-gemm=mma \
+// RUN:   -fplugin-arg-tile-print-after=codegen %s 2>&1 | FileCheck %s --check-prefix=ONE
 // ONE: source after codegen [cuda]
 // ONE-NOT: source after codegen
 // REQUIRES: nvcc
@@ -29,20 +40,36 @@
 // RUN: ls %t | FileCheck %s --check-prefix=FILES
 // FILES: arch-classes.sm_75.cu
 // FILES: arch-classes.sm_80.cu
+// By default, sm_90a and sm_80 get an image each where wgmma takes the gemm, and share
+// one where it does not (K tiles of 32: the same source for both).
+// RUN: %tile-cxx -c -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-verbose -fplugin-arg-tile-cache=%t/cache \
+// RUN:   %s -o %t/wgmma.o 2>&1 | FileCheck %s --check-prefix=SPLIT
+// SPLIT-DAG: tile: cuda image for sm_90a of {{.*}}arch-classes.cpp (1 kernel)
+// SPLIT-DAG: tile: cuda image for sm_80 compute_80 of {{.*}}arch-classes.cpp (1 kernel)
+// RUN: %tile-cxx -c -fplugin-arg-tile-targets=cuda -DKT=32 -fplugin-arg-tile-verbose -fplugin-arg-tile-cache=%t/cache \
+// RUN:   %s -o %t/shared.o 2>&1 | FileCheck %s --check-prefix=SHARED
+// SHARED: tile: cuda image of {{.*}}arch-classes.cpp (1 kernel)
+// SHARED-NOT: cuda image
 
 #include <tile/tile.h>
 namespace T = tile;
 
+#ifndef KT
+#define KT 64 // K tile: wgmma takes 64 bf16 (128 bytes) of K, not 32
+#endif
+
 [[tile::kernel]] void mm(T::tensor<const T::bf16, 2> A, T::tensor<const T::bf16, 2> B, T::tensor<float, 2> C) {
   auto [bx, by] = T::grid(T::ceildiv(C.size(1), 64), T::ceildiv(C.size(0), 64));
-  T::shared<T::bf16, 64, 32> As;
-  T::shared<T::bf16, 32, 64> Bs;
+  T::shared<T::bf16, 64, KT> As;
+  T::shared<T::bf16, KT, 64> Bs;
   T::fragment<float, 64, 64> acc;
   T::clear(acc);
-  for (int k : T::serial(T::ceildiv(A.size(1), 32))) {
-    T::copy(A.at(by * 64, k * 32), As);
-    T::copy(B.at(k * 32, bx * 64), Bs);
+  for (int k : T::serial(T::ceildiv(A.size(1), KT))) {
+    T::copy(A.at(by * 64, k * KT), As);
+    T::copy(B.at(k * KT, bx * 64), Bs);
+#ifndef NO_GEMM
     T::gemm(As, Bs, acc);
+#endif
   }
   T::copy(acc, C.at(by * 64, bx * 64));
 }

@@ -12,7 +12,7 @@
 // RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-cache %s 2>&1 | FileCheck %s --check-prefix=VALUE
 // VALUE: error: tile plugin: option 'cache' needs a value: -fplugin-arg-tile-cache=VALUE
 // RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-gemm=tensor %s 2>&1 | FileCheck %s --check-prefix=GEMM
-// GEMM: error: tile plugin: gemm=tensor: expected gemm=fma (every gemm on FMA), gemm=auto (tensor cores where they can) or gemm=wgmma (also Hopper's warpgroup instruction on sm_90a where it takes the gemm)
+// GEMM: error: tile plugin: gemm=tensor: expected gemm=auto (the default: tensor cores where the gemm fits them, on sm_90a Hopper's wgmma where it takes the gemm), gemm=mma (tensor cores through mma.sync only) or gemm=fma (every gemm on FMA)
 // RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-stages=0 %s 2>&1 | FileCheck %s --check-prefix=STAGES
 // STAGES: error: tile plugin: stages=0: expected a stage count from 1 to 16 for every pipelined loop
 #include <tile/tile.h>

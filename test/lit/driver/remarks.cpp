@@ -30,7 +30,9 @@ namespace T = tile;
 
 // Attention's inner step: everything in registers, both gemms on tensor cores (the operands'
 // rows padded against bank conflicts: 3 x 64 x 72 bf16).
-// expected-remark@+1 {{[cuda:sm_90a] kernel 'attention_step': 27648 bytes of shared memory, about}}
+// On sm_90a both gemms run on wgmma (the default), on sm_80 on mma.sync (BOTH below); the
+// fragments' layouts are the same on both.
+// expected-remark@+1 {{[cuda:sm_90a] kernel 'attention_step': 24576 bytes of shared memory, about}}
 [[tile::kernel]] void attention_step(T::tensor<const T::bf16, 2> Q, T::tensor<T::bf16, 2> O) {
   auto [bx] = T::grid(1);
   T::shared<T::bf16, 64, 64> q, k, v;
@@ -41,13 +43,13 @@ namespace T = tile;
   T::copy(Q.at(0, 0), q);
   T::copy(Q.at(0, 0), k);
   T::copy(Q.at(0, 0), v);
-  T::gemm(q, k, s, {.transpose_b = true, .clear_accum = true, .policy = T::warp_policy::full_row}); // expected-remark {{[cuda:sm_90a] gemm on tensor cores (mma.sync.m16n8k16.bf16, 4x1 warps, a from shared memory via ldmatrix)}}
+  T::gemm(q, k, s, {.transpose_b = true, .clear_accum = true, .policy = T::warp_policy::full_row}); // expected-remark {{[cuda:sm_90a] gemm on tensor cores (wgmma.m64n64k16.bf16, 1 warpgroup, a and b from shared memory)}}
   T::reduce_max(s, m, 1);
   for (auto [i, j] : T::parallel(64, 64))
     s(i, j) = T::exp2(s(i, j) - m(i));
   T::copy(s, p);
   T::clear(acc);
-  T::gemm(p, v, acc, {.policy = T::warp_policy::full_row}); // expected-remark {{[cuda:sm_90a] gemm on tensor cores (mma.sync.m16n8k16.bf16, 4x1 warps, a from registers)}}
+  T::gemm(p, v, acc, {.policy = T::warp_policy::full_row}); // expected-remark {{[cuda:sm_90a] gemm on tensor cores (wgmma.m64n64k16.bf16, 1 warpgroup, a from registers, b from shared memory)}}
   T::copy(acc, O.at(0, 0));
 }
 
@@ -71,3 +73,11 @@ namespace T = tile;
 
 // BOTH-DAG: remarks.cpp:{{[0-9]+}}:{{[0-9]+}}: remark: [cuda:sm_90a] fragment 's' in registers
 // BOTH-DAG: remarks.cpp:{{[0-9]+}}:{{[0-9]+}}: remark: [cuda:sm_80] fragment 's' in registers
+// BOTH-DAG: remarks.cpp:{{[0-9]+}}:{{[0-9]+}}: remark: [cuda:sm_80] gemm on tensor cores (mma.sync.m16n8k16.bf16, 4x1 warps, a from shared memory via ldmatrix)
+// BOTH-DAG: remarks.cpp:{{[0-9]+}}:{{[0-9]+}}: remark: [cuda:sm_80] gemm on tensor cores (mma.sync.m16n8k16.bf16, 4x1 warps, a from registers)
+// BOTH-DAG: remarks.cpp:{{[0-9]+}}:{{[0-9]+}}: remark: [cuda:sm_80] kernel 'attention_step': 27648 bytes of shared memory
+// gemm=mma keeps sm_90a on mma.sync too.
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-remarks \
+// RUN:   -fplugin-arg-tile-gemm=mma %s 2>&1 | FileCheck %s --check-prefix=MMA
+// MMA: remarks.cpp:{{[0-9]+}}:{{[0-9]+}}: remark: [cuda:sm_90a] gemm on tensor cores (mma.sync.m16n8k16.bf16, 4x1 warps, a from shared memory via ldmatrix)
+// MMA: remarks.cpp:{{[0-9]+}}:{{[0-9]+}}: remark: [cuda:sm_90a] gemm on tensor cores (mma.sync.m16n8k16.bf16, 4x1 warps, a from registers)

@@ -1,6 +1,6 @@
 // infer-layout: fragments whose every use a register layout can serve get one (printed on
 // their declaration); the others stay in shared memory. Never fails.
-// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-print-after=infer-layout \
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-gemm=mma -fplugin-arg-tile-print-after=infer-layout \
 // RUN:   -fplugin-arg-tile-stop-after=infer-layout %s 2>&1 | FileCheck %s
 
 #include <tile/tile.h>

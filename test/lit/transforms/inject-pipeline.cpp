@@ -1,10 +1,10 @@
 // inject-pipeline: a pipelined loop whose copies fill shared buffers from global memory runs
 // them stages - 1 iterations ahead, asynchronously, into that many copies of the buffers.
-// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-print-after=insert-sync \
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-gemm=mma -fplugin-arg-tile-print-after=insert-sync \
 // RUN:   -fplugin-arg-tile-stop-after=insert-sync %s 2>&1 | FileCheck %s
 // The stage count fixed from the command line (stages=N: every pipelined loop, for tests
 // and comparisons) instead of the program's:
-// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-print-after=insert-sync \
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-gemm=mma -fplugin-arg-tile-print-after=insert-sync \
 // RUN:   -fplugin-arg-tile-stop-after=insert-sync -fplugin-arg-tile-stages=4 %s 2>&1 | FileCheck %s --check-prefix=FOUR
 // FOUR-LABEL: kernel mm(
 // FOUR: shared As: bf16[4, 64, 32] rows of 40

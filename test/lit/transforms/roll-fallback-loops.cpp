@@ -3,10 +3,10 @@
 // threads run in order stays a loop (`rolled`, printed `#pragma unroll 1`) when its body
 // indexes no registers by its variable. Fast sides, loops outside every in-order loop
 // (a prologue), and fallbacks that fill a fragment stay unrolled.
-// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-print-before=roll-fallback-loops \
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-gemm=mma -fplugin-arg-tile-print-before=roll-fallback-loops \
 // RUN:   -fplugin-arg-tile-print-after=roll-fallback-loops -fplugin-arg-tile-stop-after=roll-fallback-loops %s 2>&1 \
 // RUN:   | FileCheck %s
-// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-print-after=codegen %s 2>&1 \
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-gemm=mma -fplugin-arg-tile-print-after=codegen %s 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=CUDA
 
 #include <tile/tile.h>

@@ -2,12 +2,12 @@
 // lower-mma made it ldmatrix and mma.sync nodes for the warp grid infer-layout chose, the
 // codegen prints each as one device-library instruction, and the PTX nvcc makes of it for
 // sm_80 and sm_90a has ldmatrix and mma.sync m16n8k16.
-// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-print-after=codegen %s 2>&1 \
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-gemm=mma -fplugin-arg-tile-print-after=codegen %s 2>&1 \
 // RUN:   | FileCheck %s
 // REQUIRES: nvcc
 // RUN: rm -rf %t && mkdir %t
-// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-emit-source=%t %s
-// RUN: %tile-cxx -c -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-cache=%t/cache -fplugin-arg-tile-emit-source=%t %s -o %t/mma.o
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-gemm=mma -fplugin-arg-tile-emit-source=%t %s
+// RUN: %tile-cxx -c -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-gemm=mma -fplugin-arg-tile-cache=%t/cache -fplugin-arg-tile-emit-source=%t %s -o %t/mma.o
 // RUN: %nvcc -ptx -std=c++17 -gencode=arch=compute_80,code=sm_80 -I%t %t/mma.cu -o - | FileCheck %s --check-prefix=PTX
 // RUN: %nvcc -ptx -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I%t %t/mma.cu -o - | FileCheck %s --check-prefix=PTX
 // PTX: ldmatrix.sync.aligned.m8n8.x4

@@ -77,8 +77,8 @@ namespace T = tile;
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-gemm=wgmma \
 // RUN:   -fplugin-arg-tile-remarks %s 2>&1 | FileCheck %s --check-prefix=ATTN
 // ATTN-DAG: remark: [cuda:sm_90a] fragment 'p' in registers: mma operand a(64x64, 4x1 warps of 1x8 m16n8 atoms)
-// ATTN-DAG: remark: [cuda:sm_90a] gemm on tensor cores (wgmma.m64n64k16.bf16, 1 warpgroups, a and b from shared memory)
-// ATTN-DAG: remark: [cuda:sm_90a] gemm on tensor cores (wgmma.m64n128k16.bf16, 1 warpgroups, a from registers, b from shared memory)
+// ATTN-DAG: remark: [cuda:sm_90a] gemm on tensor cores (wgmma.m64n64k16.bf16, 1 warpgroup, a and b from shared memory)
+// ATTN-DAG: remark: [cuda:sm_90a] gemm on tensor cores (wgmma.m64n128k16.bf16, 1 warpgroup, a from registers, b from shared memory)
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-gemm=wgmma \
 // RUN:   -fplugin-arg-tile-print-after=infer-layout,lower-mma %s 2>&1 | FileCheck %s --check-prefix=AIR
 // AIR-LABEL: kernel attention_step(
