@@ -19,6 +19,7 @@ for name in softmax rmsnorm layernorm; do
   bin/example-$name 32768 8192 | tee -a "$out"
 done
 bin/example-flash_attention bench | tee -a "$out" # b4 h32 s4096, d64 and d128, causal and not
+bin/example-flash_decoding bench | tee -a "$out" # b8 h32 hkv8 s32768 d128: against the copy bandwidth
 python3 bench/peers.py --only gemm,attn,norm ${1:-} | tee -a "$out"
 # peers.py times no causal d64 attention; issue 8's bar compares it too.
 python3 -c 'import sys; sys.path.insert(0, "bench"); import peers; peers.attention([(4, 32, 4096, 64, True)])' |

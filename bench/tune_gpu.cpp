@@ -6,9 +6,10 @@
 // checks against float64); and a plain copy, the bandwidth the memory-bound examples are
 // measured against. (The variants of the norm kernels tried so far, and their figures, are
 // in bench/NOTES.md.) Prints one line per variant; used to choose the examples' defaults.
-//   tune_gpu [gemm|attn|copy|all] [sizes: N for gemm, M N for copy]
+//   tune_gpu [gemm|attn|decode|copy|all] [sizes: N for gemm, M N for copy]
 #include "../examples/common.h"
 #include "../examples/flash_attention.h"
+#include "../examples/flash_decoding.h"
 
 
 namespace T = tile;
@@ -153,6 +154,43 @@ template <int D, bool CAUSAL> void tune_attention() {
   }
 }
 
+/// Decoding b8 h32 hkv8 s32768 d128 (examples/flash_decoding.cpp): key blocks, stages,
+/// threads and the number of chunks, each against the first, in GB/s of KV cache read.
+void tune_decoding() {
+  const int b = 8, h = 32, hkv = 8, s = 32768, D = decoding::D;
+  const std::size_t kv = std::size_t(b) * hkv * s * D;
+  auto Q = example::device_array<T::bf16, 3>({b, h, D}, example::random<T::bf16>(std::size_t(b) * h * D, 1, -2, 2));
+  auto K = example::device_array<T::bf16, 4>({b, hkv, s, D}, example::random<T::bf16>(kv, 2, -2, 2));
+  auto V = example::device_array<T::bf16, 4>({b, hkv, s, D}, example::random<T::bf16>(kv, 3, -1, 1));
+  const float scale = 1.0f / std::sqrt(float(D));
+  std::vector<double> first;
+  auto run = [&](const std::string &name, int chunks, auto kernel) {
+    const int chunk = T::ceildiv(T::ceildiv(s, chunks), 128) * 128, splits = T::ceildiv(s, chunk);
+    auto Out = example::device_array<float, 4>({b, splits, h, D});
+    auto Lse = example::device_array<float, 3>({b, splits, h});
+    auto O = example::device_array<T::bf16, 3>({b, h, D});
+    auto launch = [&] {
+      kernel(Q, K, V, Out, Lse, scale, chunk);
+      decoding::combine(Out, Lse, O);
+    };
+    launch();
+    double ms = example::time_ms(launch);
+    std::vector<T::bf16> out = O.to_vector();
+    std::vector<double> got(out.begin(), out.end());
+    if (first.empty())
+      first = got;
+    line("decode " + name + " chunks " + std::to_string(splits), ms, 2.0 * kv * sizeof(T::bf16) / ms / 1e6, "GB/s",
+         example::rel_error(first, got));
+  };
+  run("G16 BN64 t32 s2", 16, [](auto &&...x) { decoding::decode_chunk<16, 64, 32, 2>(x...); });
+  run("G16 BN64 t32 s2", 32, [](auto &&...x) { decoding::decode_chunk<16, 64, 32, 2>(x...); });
+  run("G16 BN64 t32 s3", 16, [](auto &&...x) { decoding::decode_chunk<16, 64, 32, 3>(x...); });
+  run("G16 BN32 t32 s4", 16, [](auto &&...x) { decoding::decode_chunk<16, 32, 32, 4>(x...); });
+  run("G16 BN128 t32 s2", 16, [](auto &&...x) { decoding::decode_chunk<16, 128, 32, 2>(x...); });
+  run("G16 BN64 t128 s2 (full_col)", 16, [](auto &&...x) { decoding::decode_chunk<16, 64, 128, 2>(x...); });
+  run("G16 BN64 t32 s2", 8, [](auto &&...x) { decoding::decode_chunk<16, 64, 32, 2>(x...); });
+}
+
 void tune_copy(int M, int N) {
   auto x = example::random<T::bf16>(std::size_t(M) * N, 8, 1, 5);
   auto X = example::device_array<T::bf16, 2>({M, N}, x);
@@ -184,6 +222,8 @@ int main(int argc, char **argv) {
       tune_attention<128, false>();
       tune_attention<128, true>();
     }
+    if (what == "decode" || what == "all")
+      tune_decoding();
     if (what == "copy" || what == "all")
       tune_copy(example::size_arg(argc, argv, 2, 32768), example::size_arg(argc, argv, 3, 8192));
     return 0;

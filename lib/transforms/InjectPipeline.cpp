@@ -141,9 +141,39 @@ private:
     auto q = n->body->as<SeqNode>();
     if (!q)
       return IRMutator::mutate_For(self, n);
+    // Scalars the body declares first and never assigns (`const int k0 = kb * BN;` for the
+    // copies' offsets) are their values: substituted, so that the copies after them lead the
+    // body and each stage computes them for its own iteration.
+    std::vector<Stmt> stmts = q->stmts;
+    Substituter values;
+    size_t lead = 0;
+    for (; lead < stmts.size(); ++lead) {
+      auto d = stmts[lead]->as<DeclareNode>();
+      if (!d || !d->init)
+        break;
+      bool assigned = false;
+      for_each_node(n->body, nullptr, [&](const Stmt &x) {
+        if (auto a = x->as<AssignNode>(); a && a->var.get() == d->var.get())
+          assigned = true;
+      });
+      class Reads : public IRVisitor {
+      public:
+        bool any = false;
+        void visit_Load(const LoadNode *) override { any = true; }
+      } reads;
+      reads.visit(d->init);
+      if (assigned || reads.any)
+        break;
+      values.vars[d->var.get()] = values.mutate(d->init);
+    }
+    if (lead > 0) {
+      stmts.erase(stmts.begin(), stmts.begin() + lead);
+      for (auto &x : stmts)
+        x = values.mutate(x);
+    }
     std::vector<Stmt> producers, consumers;
     std::set<const BufferNode *> filled;
-    for (auto &s : q->stmts) {
+    for (auto &s : stmts) {
       const BufferNode *b = consumers.empty() ? produced_buffer(s) : nullptr;
       if (b && !filled.count(b)) {
         producers.push_back(s);
@@ -152,8 +182,13 @@ private:
         consumers.push_back(s);
       }
     }
-    if (producers.empty())
+    // A loop left as it is says why (a remark at the loop).
+    auto unpipelined = [&](const std::string &why) {
+      k_.remarks.push_back({n->loc, "pipelined loop runs without prefetching: " + why});
       return IRMutator::mutate_For(self, n);
+    };
+    if (producers.empty())
+      return unpipelined("its body does not start with copies from global into shared memory");
     // The buffers must be written only by their producers and used only in this loop.
     for (auto *b : filled) {
       for (auto &c : consumers) {
@@ -163,10 +198,11 @@ private:
             writes = true;
         });
         if (writes)
-          return IRMutator::mutate_For(self, n);
+          return unpipelined("'" + b->name + "', which it copies into, is written in the loop too");
       }
       if (uses_outside_.count(b))
-        return IRMutator::mutate_For(self, n);
+        return unpipelined("'" + b->name + "', which it copies into, is used outside the loop or by another "
+                           "pipelined loop");
     }
     Rewrite base;
     for (auto *b : filled) {
@@ -325,8 +361,11 @@ Kernel inject_pipeline(const Kernel &kernel, int stages) {
   find_outside_uses(original.body, injector.uses_outside_);
   find_shared_between_loops(original.body, injector.uses_outside_);
   Stmt body = injector.mutate(original.body);
-  if (injector.staged_all.empty())
-    return original;
+  if (injector.staged_all.empty()) {
+    Kernel unchanged = original;
+    unchanged.remarks = k.remarks; // why loops stayed as they were
+    return unchanged;
+  }
   k.body = Redeclare(injector.staged_all).mutate(body);
   // The layouts of buffers the staged ones replaced go with them (their addresses may be
   // reused by buffers made later).

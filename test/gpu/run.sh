@@ -50,6 +50,7 @@ if command -v compute-sanitizer > /dev/null; then
       name=$(basename "$program")
       args="200 190 170"
       case $name in example-flash_attention*) args="1 2 1 150 130 64 1" ;; esac # batch heads kv-heads sq sk d causal
+      case $name in example-flash_decoding) args="1 8 2 700" ;; esac # batch heads kv-heads tokens
       # More rows than the norms' blocks: a block's second row reuses its shared memory.
       case $name in example-rmsnorm | example-layernorm) args="1200 190" ;; esac
       TILE_DEVICE=cuda timeout 300 compute-sanitizer --tool "$tool" --error-exitcode 99 "$program" $args \

@@ -6,6 +6,15 @@
 // and comparisons) instead of the program's:
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-gemm=mma -fplugin-arg-tile-print-after=insert-sync \
 // RUN:   -fplugin-arg-tile-stop-after=insert-sync -fplugin-arg-tile-stages=4 %s 2>&1 | FileCheck %s --check-prefix=FOUR
+// A loop that stays as it is says why:
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_80 -fplugin-arg-tile-remarks \
+// RUN:   -fplugin-arg-tile-stop-after=inject-pipeline %s 2>&1 | FileCheck %s --check-prefix=REMARK
+// REMARK-NOT: prefetching
+// REMARK: inject-pipeline.cpp:{{[0-9]+}}:{{[0-9]+}}: remark: [cuda:sm_80] pipelined loop runs without prefetching: 's', which it copies into, is written in the loop too
+// REMARK: inject-pipeline.cpp:{{[0-9]+}}:{{[0-9]+}}: remark: [cuda:sm_80] pipelined loop runs without prefetching: its body does not start with copies from global into shared memory
+// REMARK: inject-pipeline.cpp:{{[0-9]+}}:{{[0-9]+}}: remark: [cuda:sm_80] pipelined loop runs without prefetching: 's', which it copies into, is used outside the loop or by another pipelined loop
+// REMARK: inject-pipeline.cpp:{{[0-9]+}}:{{[0-9]+}}: remark: [cuda:sm_80] pipelined loop runs without prefetching: 's', which it copies into, is used outside the loop or by another pipelined loop
+// REMARK-NOT: prefetching
 // FOUR-LABEL: kernel mm(
 // FOUR: shared As: bf16[4, 64, 32] rows of 40
 // FOUR: shared Bs: bf16[4, 32, 64] rows of 72
@@ -75,6 +84,10 @@ namespace T = tile;
     T::fill(s, 1.0f);
     T::copy(s, Y.at(k * 8, 0));
   }
+  for (int k : T::pipelined(4, T::stages(2))) {
+    T::copy(s, Y.at(k * 8, 0));
+    T::copy(X.at(k * 8, 0), s);
+  }
 }
 
 // A buffer that two pipelined loops fill is multi-buffered by neither (each would replace it
@@ -99,5 +112,26 @@ namespace T = tile;
   for (int k : T::pipelined(3, T::stages(2))) {
     T::copy(X.at(k * 8, 0), s);
     T::copy(s, Y.at(k * 8 + 32, 0));
+  }
+}
+
+// Scalars declared first in the body and never assigned (the copies' offset) are their
+// values: the copies still lead the body, and it is pipelined.
+// FOUR-LABEL: kernel offset_first(
+// CHECK-LABEL: kernel offset_first(
+// CHECK: shared s: f32[2, 8, 32]
+// CHECK-NOT: var off
+// CHECK: async {
+// CHECK: s[stage % 2, i, j] = X[stage * 8 + bx + i, j]
+// CHECK: for it in serial(0, 3) {
+// CHECK-NOT: var off
+// CHECK: s[(it + 1) % 2, i, j] = X[(it + 1) * 8 + bx + i, j]
+[[tile::kernel]] void offset_first(T::tensor<const float, 2> X, T::tensor<float, 2> Y) {
+  auto [bx] = T::grid(1);
+  T::shared<float, 8, 32> s;
+  for (int k : T::pipelined(3, T::stages(2))) {
+    const int off = k * 8 + bx;
+    T::copy(X.at(off, 0), s);
+    T::copy(s, Y.at(off, 0));
   }
 }
