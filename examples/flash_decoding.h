@@ -14,7 +14,11 @@ constexpr int D = 128;
 /// past the group are other heads', computed and not written) over keys [bx * chunk,
 /// (bx + 1) * chunk) of batch bz. Out: [B, splits, H, D] (the output normalized over the
 /// chunk), Lse: [B, splits, H] (log2 of the chunk's sum of exp2, plus its scaled maximum).
-template <int G = 16, int BN = 64, int NT = 32, int STAGES = 2>
+/// Four warps side by side over the key block (full_col: 16 rows are one row of atoms): P
+/// then goes from the first gemm's layout to the second's through shared memory (the
+/// remark says so), and still this beats one warp with everything in registers, which
+/// issues the copies of a whole block alone (H200: 3760 against 3255 GB/s, bench/NOTES.md).
+template <int G = 16, int BN = 64, int NT = 128, int STAGES = 2>
 [[tile::kernel]] void decode_chunk(T::tensor<const T::bf16, 3> Q, T::tensor<const T::bf16, 4> K,
                                    T::tensor<const T::bf16, 4> V, T::tensor<float, 4> Out,
                                    T::tensor<float, 3> Lse, float scale, int chunk) {
@@ -39,7 +43,7 @@ template <int G = 16, int BN = 64, int NT = 32, int STAGES = 2>
     const int k0 = begin + kb * BN;
     T::copy(K.at(bz, by, k0, 0), Ks);
     T::copy(V.at(bz, by, k0, 0), Vs);
-    T::gemm(Qs, Ks, s, {.transpose_b = true, .clear_accum = true});
+    T::gemm(Qs, Ks, s, {.transpose_b = true, .clear_accum = true, .policy = T::warp_policy::full_col});
     if (k0 + BN > end) { // the chunk's last block: keys past it are another block's
       for (auto [i, j] : T::parallel(G, BN))
         if (k0 + j >= end)
@@ -57,7 +61,7 @@ template <int G = 16, int BN = 64, int NT = 32, int STAGES = 2>
     for (int i : T::parallel(G))
       l(i) = l(i) * rescale(i) + row_sum(i);
     T::copy(s, p);
-    T::gemm(p, Vs, acc);
+    T::gemm(p, Vs, acc, {.policy = T::warp_policy::full_col});
   }
   for (auto [i, j] : T::parallel(G, D))
     if (i < group)
