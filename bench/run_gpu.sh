@@ -15,6 +15,7 @@ for n in $sizes; do
   bin/example-gemm "$n" "$n" "$n" | tee -a "$out"
   bin/example-gemm "$n" "$n" "$n" f16 | tee -a "$out"
 done
+bin/example-gemm_fp8 8192 8192 8192 | tee -a "$out" # against cuBLASLt (torch._scaled_mm)
 for name in softmax rmsnorm layernorm; do
   bin/example-$name 32768 8192 | tee -a "$out"
 done

@@ -594,6 +594,7 @@ struct WgmmaNode : StmtNode {
   Buffer c;
   std::vector<Expr> c_regs;
   Expr accumulate;
+  int k = 16; // K of the instruction: 32 bytes of an operand's row (16 bf16 or f16, 32 fp8)
   WgmmaNode(int n_, ScalarType t, DescriptorOperand a_, DescriptorOperand b_, Buffer c_, std::vector<Expr> cr, Expr acc,
             Buffer ar = nullptr, std::vector<Expr> ars = {})
       : StmtNode(static_kind), n(n_), operand_type(t), a(std::move(a_)), b(std::move(b_)), a_reg_buffer(std::move(ar)),

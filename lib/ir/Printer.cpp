@@ -441,7 +441,11 @@ public:
     }
     case StmtKind::Wgmma: {
       auto n = s->as<WgmmaNode>();
-      os << "wgmma_m64n" << n->n << "k16." << name(n->operand_type) << "(" << buffer_name(n->c.get()) << "[";
+      os << "wgmma_m64n" << n->n << "k" << n->k << "."
+         << name(n->a_reg_buffer || !n->a.buffer ? n->operand_type : n->a.buffer->dtype);
+      if (!n->a_reg_buffer && n->a.buffer && n->a.buffer->dtype != n->operand_type)
+        os << "." << name(n->operand_type);
+      os << "(" << buffer_name(n->c.get()) << "[";
       list(n->c_regs);
       os << "] " << "+= ";
       if (n->a_reg_buffer) {

@@ -48,7 +48,7 @@ std::optional<Target> cuda_target(const std::string &arch, std::string &problem)
   t.bulk_tensor_copy = cc == 90 && specific;
   // wgmma.mma_async m64nNk16 (targets/cuda/HOPPER-NOTES.md): sm_90a only.
   if (cc == 90 && specific)
-    t.warpgroup_mma = WarpgroupMmaAtom{"wgmma.mma_async", 4, 64, 16, 8, 256, 128, 1024};
+    t.warpgroup_mma = WarpgroupMmaAtom{"wgmma.mma_async", 4, 64, 32, 8, 256, 128, 1024};
   // The largest dynamic shared memory per block (CUDA programming guide, compute
   // capabilities table).
   t.max_shared_bytes = cc >= 120                 ? 99 * 1024

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ir/Fragment.h"
+#include "ir/Type.h"
 
 namespace tile::ir {
 
@@ -32,8 +33,12 @@ struct MmaAtom {
 /// `swizzle_alignment`-byte boundaries (rows of swizzle_bytes of K, or slabs that wide).
 struct WarpgroupMmaAtom {
   std::string name; // "wgmma.mma_async"
-  int warps = 0, m = 0, k = 0, n_step = 0, max_n = 0;
+  int warps = 0, m = 0;
+  int k_bytes = 0; // K of one instruction, in bytes of an operand's row: 16 bf16, 32 fp8
+  int n_step = 0, max_n = 0;
   int swizzle_bytes = 0, swizzle_alignment = 0;
+  /// K of one instruction for operands of type `t`.
+  int k_for(ScalarType t) const { return k_bytes / bytes(t); }
 };
 
 struct Target {

@@ -141,10 +141,15 @@ public:
         continue;
       check_buffer(d->buffer, "wgmma");
       // Shared tiles, and fragments that live in shared memory (not in registers).
-      if ((d->buffer->scope != Scope::Shared && d->buffer->scope != Scope::Fragment) ||
-          d->buffer->dtype != n->operand_type)
+      // operand_type is b's; a 8-bit a may be the other 8-bit kind.
+      const bool type_ok = d->buffer->dtype == n->operand_type ||
+                           (d == &n->a && bytes(d->buffer->dtype) == 1 && bytes(n->operand_type) == 1 &&
+                            is_float(d->buffer->dtype) && is_float(n->operand_type));
+      if ((d->buffer->scope != Scope::Shared && d->buffer->scope != Scope::Fragment) || !type_ok)
         fail("wgmma operand '" + d->buffer->name + "' is not a shared tile of the operand type");
     }
+    if (n->k * bytes(n->operand_type) != 32)
+      fail("wgmma of K = " + std::to_string(n->k) + " on " + name(n->operand_type) + " (32 bytes of K an instruction)");
     check_buffer(n->c, "wgmma");
     if (n->c->scope != Scope::Local || n->c->dtype != ScalarType::F32)
       fail("wgmma accumulator '" + n->c->name + "' is not f32 registers");

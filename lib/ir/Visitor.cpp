@@ -344,8 +344,10 @@ Stmt IRMutator::mutate_Wgmma(const Stmt &self, const WgmmaNode *n) {
   Expr acc = mutate(n->accumulate);
   if (!changed && a.offset == n->a.offset && b.offset == n->b.offset && acc == n->accumulate)
     return self;
-  return std::make_shared<WgmmaNode>(n->n, n->operand_type, a, b, n->c, std::move(regs), acc, n->a_reg_buffer,
-                                     std::move(a_regs));
+  auto m = std::make_shared<WgmmaNode>(n->n, n->operand_type, a, b, n->c, std::move(regs), acc, n->a_reg_buffer,
+                                       std::move(a_regs));
+  m->k = n->k;
+  return m;
 }
 Stmt IRMutator::mutate_WarpgroupSync(const Stmt &self, const WarpgroupSyncNode *) { return self; }
 Stmt IRMutator::mutate_ProxyFence(const Stmt &self, const ProxyFenceNode *) { return self; }

@@ -64,20 +64,19 @@ bool is_full(const Region &r) {
 
 } // namespace
 
-std::optional<MmaShape> mma_plan(const GemmNode *g, int threads, const Target &target, std::string &why_not) {
+namespace {
+
+bool is_f8(ScalarType t) { return t == ScalarType::F8E4M3 || t == ScalarType::F8E5M2; }
+
+/// The warp grid of a tensor-core gemm whose instruction steps K by `ak`, whatever its
+/// operand types: what mma_plan and wgmma_plan share.
+std::optional<MmaShape> grid_plan(const GemmNode *g, int threads, const Target &target, int ak, std::string &why_not) {
   const Buffer &a = g->a.buffer, &b = g->b.buffer, &c = g->c.buffer;
   auto no = [&](std::string why) -> std::optional<MmaShape> {
     why_not = std::move(why);
     return std::nullopt;
   };
-  if (!target.mma)
-    return no(target.name() + " has no tensor-core gemm tile uses");
-  const int warp = target.warp_size, am = target.mma->m, an = target.mma->n, ak = target.mma->k;
-  const bool sixteen = (a->dtype == ScalarType::BF16 && b->dtype == ScalarType::BF16) ||
-                       (a->dtype == ScalarType::F16 && b->dtype == ScalarType::F16);
-  if (!sixteen)
-    return no(std::string("operands are ") + name(a->dtype) + " and " + name(b->dtype) +
-              "; tensor cores take two bf16 or two f16 operands");
+  const int warp = target.warp_size, am = target.mma->m, an = target.mma->n;
   if (a->scope == Scope::Global || b->scope == Scope::Global || a->scope == Scope::Local || b->scope == Scope::Local)
     return no("operands must be in shared memory or fragments");
   if (a->rank() != 2 || b->rank() != 2 || !is_full(g->a) || !is_full(g->b))
@@ -125,19 +124,44 @@ std::optional<MmaShape> mma_plan(const GemmNode *g, int threads, const Target &t
   return best;
 }
 
+} // namespace
+
+std::optional<MmaShape> mma_plan(const GemmNode *g, int threads, const Target &target, std::string &why_not) {
+  const Buffer &a = g->a.buffer, &b = g->b.buffer;
+  if (!target.mma) {
+    why_not = target.name() + " has no tensor-core gemm tile uses";
+    return std::nullopt;
+  }
+  const bool sixteen = (a->dtype == ScalarType::BF16 && b->dtype == ScalarType::BF16) ||
+                       (a->dtype == ScalarType::F16 && b->dtype == ScalarType::F16);
+  if (!sixteen) {
+    why_not = std::string("operands are ") + name(a->dtype) + " and " + name(b->dtype) +
+              "; tensor cores take two bf16 or two f16 operands" +
+              (is_f8(a->dtype) && is_f8(b->dtype) ? " (and 8-bit floats on sm_90a's wgmma)" : "");
+    return std::nullopt;
+  }
+  return grid_plan(g, threads, target, target.mma->k, why_not);
+}
+
 std::optional<MmaShape> wgmma_plan(const GemmNode *g, int threads, const Target &target, std::string &why_not) {
   auto no = [&](std::string why) -> std::optional<MmaShape> {
     why_not = std::move(why);
     return std::nullopt;
   };
-  std::string mma_why;
-  auto plain = mma_plan(g, threads, target, mma_why);
-  if (!plain)
-    return no(mma_why);
-  if (!target.warpgroup_mma)
+  if (!target.warpgroup_mma || !target.mma)
     return no(target.name() + " has no wgmma");
   const WarpgroupMmaAtom &w = *target.warpgroup_mma;
   const Buffer &a = g->a.buffer, &b = g->b.buffer, &c = g->c.buffer;
+  // 16-bit operands as mma.sync takes them; 8-bit floats (either kind each) only here, and
+  // only K-major from shared memory: a not transposed, b as [N, K] with transpose_b.
+  const bool eight = is_f8(a->dtype) && is_f8(b->dtype);
+  std::string mma_why;
+  auto plain = eight ? grid_plan(g, threads, target, w.k_for(a->dtype), mma_why) : mma_plan(g, threads, target, mma_why);
+  if (!plain)
+    return no(mma_why);
+  if (eight && (a->scope != Scope::Shared || !g->transpose_b))
+    return no("wgmma takes 8-bit floats K-major from shared memory only: a shared tile a, and b as [N, K] with "
+              "transpose_b");
   // a from registers (a fragment: the RS form) or a shared tile; b from a shared tile.
   if ((a->scope != Scope::Shared && a->scope != Scope::Fragment) || b->scope != Scope::Shared)
     return no("wgmma here takes b from a shared tile and a from a shared tile or a fragment");
@@ -263,7 +287,12 @@ public:
         const MmaShape &m = *g.mma;
         const WarpgroupMmaAtom &w = *target_.warpgroup_mma;
         out.push_back({g.loc, "gemm on tensor cores (wgmma.m" + std::to_string(w.m) + "n" + std::to_string(m.cols) + "k" +
-                                  std::to_string(w.k) + "." + std::string(name(g.g->a.buffer->dtype)) + ", " +
+                                  std::to_string(w.k_for(g.g->a.buffer->dtype)) + "." +
+                                  std::string(name(g.g->a.buffer->dtype)) +
+                                  (g.g->b.buffer->dtype != g.g->a.buffer->dtype
+                                       ? "." + std::string(name(g.g->b.buffer->dtype))
+                                       : std::string()) +
+                                  ", " +
                                   std::to_string(m.warps_m / w.warps) +
                                   (m.warps_m / w.warps == 1 ? " warpgroup, " : " warpgroups, ") +
                                   (in_registers(g.g->a.buffer.get()) ? "a from registers, b from shared memory)"
@@ -276,9 +305,9 @@ public:
                                   (a_regs ? "registers" : "shared memory via ldmatrix") + ")" +
                                   (g.why_wgmma.empty() ? "" : "; not wgmma: " + g.why_wgmma)});
       } else {
-        out.push_back({g.loc, "gemm on FMA: " + (g.mma ? "its accumulator " + quoted(g.g->c.buffer.get()) +
-                                                             " is in shared memory"
-                                                       : g.why_not)});
+        out.push_back({g.loc, "gemm on FMA: " +
+                                  (g.mma ? "its accumulator " + quoted(g.g->c.buffer.get()) + " is in shared memory"
+                                         : g.why_not + (g.why_wgmma.empty() ? "" : "; not wgmma: " + g.why_wgmma))});
       }
     }
     return out;

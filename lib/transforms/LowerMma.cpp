@@ -303,8 +303,8 @@ protected:
   /// step of 16 one instruction a warpgroup, between a fence and a commit and wait.
   Stmt warpgroup_gemm(const GemmNode *n, const Fragment &cf) {
     const MmaShape &shape = *cf.mma;
-    if (!t_.warpgroup_mma || t_.warpgroup_mma->m != 64 || t_.warpgroup_mma->k != 16 || shape.atoms_m() != 1 ||
-        shape.warps_n != 1 || shape.warps_m % t_.warpgroup_mma->warps != 0)
+    if (!t_.warpgroup_mma || t_.warpgroup_mma->m != 64 || shape.atoms_m() != 1 || shape.warps_n != 1 ||
+        shape.warps_m % t_.warpgroup_mma->warps != 0)
       throw std::logic_error("lower-mma: kernel '" + k_.display_name + "': a wgmma gemm on a grid it cannot take");
     const WarpgroupMmaAtom &w = *t_.warpgroup_mma;
     const int group = w.warps * t_.warp_size;
@@ -313,8 +313,11 @@ protected:
     const Expr tid = k_.thread_index;
     const WarpView c(cf, t_.warp_size, k_.display_name);
     const std::int64_t N = shape.cols, K = n->transpose_b ? n->b.tile_shape()[1] : n->b.tile_shape()[0];
-    if (K % w.k != 0)
-      throw std::logic_error("lower-mma: kernel '" + k_.display_name + "': a wgmma gemm whose K is not a multiple of 16");
+    // K of one instruction: 32 bytes of each operand's row (16 bf16, 32 fp8).
+    const int kstep = w.k_for(n->b.buffer->dtype);
+    if (K % kstep != 0)
+      throw std::logic_error("lower-mma: kernel '" + k_.display_name + "': a wgmma gemm whose K is not a multiple of " +
+                             std::to_string(kstep));
     // The thread's registers in the instruction's order: column atom j's four.
     std::vector<Expr> regs;
     for (std::int64_t j = 0; j < N / 8; ++j)
@@ -343,7 +346,7 @@ protected:
     std::vector<Stmt> body;
     body.push_back(std::make_shared<WarpgroupSyncNode>(WarpgroupSyncKind::Fence, 0));
     Var ks = make_var("ks", ScalarType::I32);
-    const Expr k0 = mul(ks, i32(w.k));
+    const Expr k0 = mul(ks, i32(kstep));
     DescriptorOperand b = n->transpose_b ? operand(n->b, i32(0), k0, false) : operand(n->b, k0, i32(0), true);
     Expr accumulate = n->clear_accum ? binary(BinaryOp::NE, ks, i32(0)) : Expr(bool_imm(true));
     Stmt instruction;
@@ -358,7 +361,7 @@ protected:
                                "': a first operand in registers whose layout is not wgmma's A of this gemm");
       // Packed into 32-bit registers before the fence: written inside the fence's window,
       // they would make ptxas fence each instruction again (C7519).
-      const Buffer packed = make_buffer("a_packed", Scope::Local, ScalarType::U32, {K / w.k * 4});
+      const Buffer packed = make_buffer("a_packed", Scope::Local, ScalarType::U32, {K / kstep * 4});
       body.insert(body.begin(), decl_buffer(packed));
       Var kp = make_var("kp", ScalarType::I32), r = make_var("r", ScalarType::I32);
       const Expr first = a_register(a, i32(0), kp, r);
@@ -366,20 +369,24 @@ protected:
           ScalarType::U32, Intrinsic::Pack2,
           std::vector<Expr>{load(n->a.buffer, {first}), load(n->a.buffer, {add(first, i32(1))})});
       body.insert(body.begin() + 1,
-                  for_loop(kp, i32(0), i32(K / w.k), ForKind::Slots,
+                  for_loop(kp, i32(0), i32(K / kstep), ForKind::Slots,
                            for_loop(r, i32(0), i32(4), ForKind::Slots,
                                     store(packed, {add(mul(Expr(kp), i32(4)), Expr(r))}, pair))));
       std::vector<Expr> a_regs;
       for (int i = 0; i < 4; ++i)
         a_regs.push_back(add(mul(Expr(ks), i32(4)), i32(i)));
-      instruction = std::make_shared<WgmmaNode>(int(N), n->b.buffer->dtype, DescriptorOperand{}, b, n->c.buffer, regs,
-                                                cast(ScalarType::I32, accumulate), packed, a_regs);
+      auto node = std::make_shared<WgmmaNode>(int(N), n->b.buffer->dtype, DescriptorOperand{}, b, n->c.buffer, regs,
+                                              cast(ScalarType::I32, accumulate), packed, a_regs);
+      node->k = kstep;
+      instruction = node;
     } else {
       DescriptorOperand a = operand(n->a, m0, k0, false);
-      instruction = std::make_shared<WgmmaNode>(int(N), n->b.buffer->dtype, a, b, n->c.buffer, regs,
-                                                cast(ScalarType::I32, accumulate));
+      auto node = std::make_shared<WgmmaNode>(int(N), n->b.buffer->dtype, a, b, n->c.buffer, regs,
+                                              cast(ScalarType::I32, accumulate));
+      node->k = kstep;
+      instruction = node;
     }
-    body.push_back(for_loop(ks, i32(0), i32(K / w.k), ForKind::Slots, instruction));
+    body.push_back(for_loop(ks, i32(0), i32(K / kstep), ForKind::Slots, instruction));
     body.push_back(std::make_shared<WarpgroupSyncNode>(WarpgroupSyncKind::Commit, 0));
     // The accumulator (a's packed registers are a buffer of this block, which nothing
     // after it writes).

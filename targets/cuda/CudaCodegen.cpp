@@ -309,21 +309,32 @@ private:
         s += (i ? ", %" : "%") + std::to_string(from + i);
       return s;
     };
-    const std::string type = n->operand_type == ScalarType::BF16 ? "bf16" : "f16";
+    auto ptx_type = [](ScalarType t) {
+      return t == ScalarType::BF16     ? "bf16"
+             : t == ScalarType::F16    ? "f16"
+             : t == ScalarType::F8E4M3 ? "e4m3"
+                                       : "e5m2";
+    };
     const bool rs = bool(n->a_reg_buffer);
+    const std::string types = std::string(ptx_type(rs ? n->operand_type : n->a.buffer->dtype)) + "." +
+                              ptx_type(n->operand_type);
     // Inputs after the accumulators: a (four registers or a descriptor), b, accumulate.
     const int a_count = rs ? 4 : 1, b_at = regs + a_count, acc_at = b_at + 1;
     const std::string a_operand = rs ? "{" + operands(regs, 4) + "}" : "%" + std::to_string(regs);
     // The RS form has no transpose flag for a (registers are K-major).
-    const std::string flags = rs ? std::string("p, 1, 1, ") + (n->b.mn_major ? "1" : "0")
-                                 : std::string("p, 1, 1, ") + (n->a.mn_major ? "1" : "0") + ", " +
-                                       (n->b.mn_major ? "1" : "0");
+    // 8-bit operands are K-major only, and the instruction takes no transpose flags for them.
+    const bool eight = bytes(n->operand_type) == 1;
+    const std::string flags = eight ? std::string("p, 1, 1")
+                              : rs  ? std::string("p, 1, 1, ") + (n->b.mn_major ? "1" : "0")
+                                    : std::string("p, 1, 1, ") + (n->a.mn_major ? "1" : "0") + ", " +
+                                         (n->b.mn_major ? "1" : "0");
     line("{");
     ++indent_;
     line(rs ? "const uint64_t desc_b = " + desc(n->b) + ";"
             : "const uint64_t desc_a = " + desc(n->a) + ", desc_b = " + desc(n->b) + ";");
     line("asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" + std::to_string(acc_at) +
-         ", 0;\\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n->n) + "k16.f32." + type + "." + type + " {" +
+         ", 0;\\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n->n) + "k" + std::to_string(n->k) + ".f32." +
+         types + " {" +
          operands(0, regs) + "}, " + a_operand + ", %" + std::to_string(b_at) + ", " + flags + ";\\n}\\n\"");
     ++indent_;
     std::string outs;

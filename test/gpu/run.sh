@@ -19,6 +19,10 @@ for program in bin/*; do
   echo $? > "results/$name.rc"
   printf '%-24s exit %s\n' "$name" "$(cat "results/$name.rc")"
 done
+# The FP8 GEMM at a size with whole tiles too (on wgmma: K tiles of 128).
+TILE_DEVICE=cuda timeout 300 bin/example-gemm_fp8 1024 768 1280 > results/example-gemm_fp8-whole.out 2> results/example-gemm_fp8-whole.err
+echo $? > results/example-gemm_fp8-whole.rc
+printf '%-24s exit %s\n' example-gemm_fp8-whole "$(cat results/example-gemm_fp8-whole.rc)"
 # The GEMM example in fp16 as well.
 TILE_DEVICE=cuda timeout 300 bin/example-gemm 333 222 111 f16 > results/example-gemm-f16.out 2> results/example-gemm-f16.err
 echo $? > results/example-gemm-f16.rc
