@@ -54,8 +54,12 @@ void run(const std::string &name, int M, int N, int K, F kernel) {
              check::value(Transposed ? b[std::size_t(j) * K + k] : b[std::size_t(k) * N + j]);
       ref[std::size_t(i) * N + j] = s;
     }
-  // Products of 8-bit floats are exact in f32; the sums round (K terms).
-  check::close(name, ref, C.to_vector(), 1e-5);
+  // Products of 8-bit floats are exact in f32 and the CPU's sums round in f32 (about 1e-7
+  // here); Hopper's tensor cores add 8-bit products with fewer bits than f32 (the H200 gave
+  // 1.2e-4 to 2.0e-4 on these cases), so 1e-3 on a GPU. A layout or descriptor mistake
+  // puts whole elements in the wrong place: errors of order 1.
+  const bool cpu = tile::current_device().name() == "cpu";
+  check::close(name, ref, C.to_vector(), cpu ? 1e-5 : 1e-3);
 }
 
 int main() {
