@@ -180,11 +180,12 @@ using Memory = std::map<const BufferNode *, std::vector<double>>;
 /// (pitch 0: dense) and filled into `mem` (NaN elsewhere); with several `stages`, the tile
 /// is the last stage of a multi-buffered one. Returns the gemm's region of it.
 Region shared_operand(Kernel &k, Memory &mem, const std::string &name, std::int64_t rows, std::int64_t cols,
-                      const SharedLayout &l, int stages, const std::function<double(std::int64_t, std::int64_t)> &value) {
+                      const SharedLayout &l, int stages, const std::function<double(std::int64_t, std::int64_t)> &value,
+                      ScalarType type = ScalarType::BF16) {
   std::vector<std::int64_t> shape = {rows, cols};
   if (stages > 1)
     shape.insert(shape.begin(), stages);
-  Buffer b = make_buffer(name, Scope::Shared, ScalarType::BF16, shape);
+  Buffer b = make_buffer(name, Scope::Shared, type, shape);
   if (l.pitch)
     k.shared_layouts[b.get()] = l;
   Region r;
@@ -345,6 +346,7 @@ struct GroupCase {
   int stages = 1;
   std::int64_t K = 64;
   bool a_in_registers = false;
+  ScalarType a_type = ScalarType::BF16, b_type = ScalarType::BF16; // 8-bit: K-major shared only
 };
 
 void check_warpgroup(const GroupCase &cs) {
@@ -359,7 +361,9 @@ void check_warpgroup(const GroupCase &cs) {
   k.threads = threads;
   k.thread_index = make_var("tid", ScalarType::I32);
   Memory mem;
-  const std::int64_t k_slab = K > 64 ? 64 : 0;
+  // Bytes of an element, of K an instruction (32 bytes), and columns of a 128-byte row.
+  const int e = bytes(cs.b_type), kstep = 32 / e, span = 128 / e;
+  const std::int64_t k_slab = K > span ? span : 0;
   MmaShape shape{MmaShape::C, M, cs.N, 4 * cs.groups, 1};
   shape.warpgroup = true;
   Region ra;
@@ -375,13 +379,13 @@ void check_warpgroup(const GroupCase &cs) {
       a_regs[where.first][where.second] = A[idx[0]][idx[1]];
     ra = full_region(p);
   } else {
-    ra = shared_operand(k, mem, "As", M, K, SharedLayout{64, 128, k_slab, 1024}, cs.stages,
-                        [&](auto i, auto j) { return A[i][j]; });
+    ra = shared_operand(k, mem, "As", M, K, SharedLayout{span, 128, k_slab, 1024}, cs.stages,
+                        [&](auto i, auto j) { return A[i][j]; }, cs.a_type);
   }
-  Region rb = cs.tb ? shared_operand(k, mem, "Bs", cs.N, K, SharedLayout{64, 128, k_slab, 1024}, cs.stages,
-                                     [&](auto i, auto j) { return B[j][i]; })
-                    : shared_operand(k, mem, "Bs", K, cs.N, SharedLayout{64, 128, 64, 1024}, cs.stages,
-                                     [&](auto i, auto j) { return B[i][j]; });
+  Region rb = cs.tb ? shared_operand(k, mem, "Bs", cs.N, K, SharedLayout{span, 128, k_slab, 1024}, cs.stages,
+                                     [&](auto i, auto j) { return B[j][i]; }, cs.b_type)
+                    : shared_operand(k, mem, "Bs", K, cs.N, SharedLayout{span, 128, span, 1024}, cs.stages,
+                                     [&](auto i, auto j) { return B[i][j]; }, cs.b_type);
   Fragment cf = mma_fragment(shape, threads, target.mma->accumulator);
   Buffer c = make_buffer("acc", Scope::Local, ScalarType::F32, {cf.slots()});
   k.layouts[c.get()] = cf;
@@ -437,16 +441,17 @@ void check_warpgroup(const GroupCase &cs) {
         // One descriptor for the whole warpgroup.
         const bool rs = bool(g->a_reg_buffer);
         ASSERT_EQ(rs, cs.a_in_registers);
-        const std::int64_t sa = rs ? 0 : eval(g->a.offset, t0) * 2, sb = eval(g->b.offset, t0) * 2;
+        ASSERT_EQ(g->k, kstep);
+        const std::int64_t sa = rs ? 0 : eval(g->a.offset, t0) * e, sb = eval(g->b.offset, t0) * e;
         for (int t = t0; t < t0 + 128; ++t)
-          ASSERT_TRUE((rs || eval(g->a.offset, t) * 2 == sa) && eval(g->b.offset, t) * 2 == sb);
+          ASSERT_TRUE((rs || eval(g->a.offset, t) * e == sa) && eval(g->b.offset, t) * e == sb);
         auto fetch = [&](const BufferNode *b, std::int64_t u) {
           const std::int64_t p = u ^ (((u >> 7) & 7) << 4);
-          return mem.at(b)[p / 2];
+          return mem.at(b)[p / e];
         };
-        double a[64][16], bm[16][256];
+        double a[64][32], bm[32][256];
         for (int r = 0; r < 64; ++r)
-          for (int kk = 0; kk < 16; ++kk)
+          for (int kk = 0; kk < 32; ++kk)
             a[r][kk] = NAN;
         if (rs) {
           ASSERT_EQ(g->a_regs.size(), 4u);
@@ -462,21 +467,21 @@ void check_warpgroup(const GroupCase &cs) {
           }
         } else {
           for (int r = 0; r < 64; ++r)
-            for (int kk = 0; kk < 16; ++kk)
-              a[r][kk] = fetch(g->a.buffer.get(), sa + (r / 8) * g->a.sbo + (r % 8) * 128 + kk * 2);
+            for (int kk = 0; kk < kstep; ++kk)
+              a[r][kk] = fetch(g->a.buffer.get(), sa + (r / 8) * g->a.sbo + (r % 8) * 128 + kk * e);
         }
-        for (int kk = 0; kk < 16; ++kk)
+        for (int kk = 0; kk < kstep; ++kk)
           for (int n = 0; n < g->n; ++n)
             bm[kk][n] = g->b.mn_major
                             ? fetch(g->b.buffer.get(), sb + (n / 64) * g->b.lbo + (kk / 8) * g->b.sbo + (kk % 8) * 128 + (n % 64) * 2)
-                            : fetch(g->b.buffer.get(), sb + (n / 8) * g->b.sbo + (n % 8) * 128 + kk * 2);
+                            : fetch(g->b.buffer.get(), sb + (n / 8) * g->b.sbo + (n % 8) * 128 + kk * e);
         for (int t = t0; t < t0 + 128; ++t) {
           const int lt = t - t0, w = lt / 32, l = lt % 32;
           const bool add_to = eval(g->accumulate, t) != 0;
           for (int i = 0; i < g->n / 2; ++i) {
             const int r = 16 * w + l / 4 + 8 * ((i % 4) / 2), col = 8 * (i / 4) + 2 * (l % 4) + i % 2;
             double sum = 0;
-            for (int kk = 0; kk < 16; ++kk)
+            for (int kk = 0; kk < kstep; ++kk)
               sum += a[r][kk] * bm[kk][col];
             double &d = acc[t][eval(g->c_regs[i], t)];
             d = add_to ? d + sum : sum;
@@ -488,7 +493,7 @@ void check_warpgroup(const GroupCase &cs) {
     }
   };
   run(lowered.body);
-  EXPECT_EQ(instructions, K / 16);
+  EXPECT_EQ(instructions, K / kstep);
   EXPECT_TRUE(committed && waited);
   int wrong = 0;
   for (auto &[where, idx] : c_places) {
@@ -511,6 +516,14 @@ TEST(LowerMma, WarpgroupNarrowN) { check_warpgroup({.N = 128, .groups = 1, .clea
 TEST(LowerMma, WarpgroupKMajorSlabs) {
   check_warpgroup({.N = 64, .groups = 2, .tb = true, .clear = true, .stages = 2, .K = 128});
   check_warpgroup({.N = 128, .groups = 1, .K = 128});
+}
+// 8-bit floats: K-major only, 32 of K an instruction, rows of 128 elements (wider ones in
+// slabs of 128 columns); either kind for each operand.
+TEST(LowerMma, WarpgroupEightBit) {
+  check_warpgroup({.N = 128, .groups = 2, .tb = true, .stages = 2, .K = 128, .a_type = ScalarType::F8E4M3,
+                   .b_type = ScalarType::F8E4M3});
+  check_warpgroup({.N = 64, .groups = 1, .tb = true, .clear = true, .K = 256, .a_type = ScalarType::F8E4M3,
+                   .b_type = ScalarType::F8E5M2});
 }
 TEST(LowerMma, WarpgroupFirstOperandInRegisters) {
   check_warpgroup({.N = 128, .groups = 1, .stages = 2, .K = 64, .a_in_registers = true});
