@@ -182,8 +182,8 @@ void tune_decoding() {
     line("decode " + name + " chunks " + std::to_string(splits), ms, 2.0 * kv * sizeof(T::bf16) / ms / 1e6, "GB/s",
          example::rel_error(first, got));
   };
-  run("G16 BN64 t128 s2", 16, [](auto &&...x) { decoding::decode_chunk<16, 64, 128, 2>(x...); });
   run("G16 BN64 t128 s2", 32, [](auto &&...x) { decoding::decode_chunk<16, 64, 128, 2>(x...); });
+  run("G16 BN64 t128 s2", 16, [](auto &&...x) { decoding::decode_chunk<16, 64, 128, 2>(x...); });
   run("G16 BN64 t128 s3", 16, [](auto &&...x) { decoding::decode_chunk<16, 64, 128, 3>(x...); });
   run("G16 BN128 t128 s2", 16, [](auto &&...x) { decoding::decode_chunk<16, 128, 128, 2>(x...); });
   run("G16 BN32 t128 s4", 16, [](auto &&...x) { decoding::decode_chunk<16, 32, 128, 4>(x...); });

@@ -46,7 +46,8 @@ std::optional<Target> cuda_target(const std::string &arch, std::string &problem)
     t.async_copy = true;
   }
   t.bulk_tensor_copy = cc == 90 && specific;
-  // wgmma.mma_async m64nNk16 (targets/cuda/HOPPER-NOTES.md): sm_90a only.
+  // wgmma.mma_async m64nNk16 (16-bit) and m64nNk32 (8-bit): 32 bytes of K an instruction
+  // (targets/cuda/HOPPER-NOTES.md); sm_90a only.
   if (cc == 90 && specific)
     t.warpgroup_mma = WarpgroupMmaAtom{"wgmma.mma_async", 4, 64, 32, 8, 256, 128, 1024};
   // The largest dynamic shared memory per block (CUDA programming guide, compute

@@ -28,7 +28,7 @@ struct MmaAtom {
 };
 
 /// A warpgroup tensor-core instruction (wgmma): `warps` consecutive warps compute together
-/// an m x N x k tile, N a multiple of n_step up to max_n, the operands read from shared
+/// an m x N x K tile (K of k_bytes of each operand's row), N a multiple of n_step up to max_n, the operands read from shared
 /// memory through descriptors of a `swizzle_bytes` swizzle that counts from
 /// `swizzle_alignment`-byte boundaries (rows of swizzle_bytes of K, or slabs that wide).
 struct WarpgroupMmaAtom {
@@ -50,7 +50,7 @@ struct Target {
   std::optional<MmaAtom> mma; // tensor-core gemm (bf16 and f16 into f32)
   bool async_copy = false;    // cp.async: global to shared without registers
   bool bulk_tensor_copy = false; // TMA (not used yet)
-  std::optional<WarpgroupMmaAtom> warpgroup_mma; // wgmma (sm_90a; -fplugin-arg-tile-gemm=wgmma)
+  std::optional<WarpgroupMmaAtom> warpgroup_mma; // wgmma (sm_90a; off with -fplugin-arg-tile-gemm=mma)
   std::int64_t max_shared_bytes = 0; // dynamic shared memory of one block
   std::int64_t shared_alignment = 16; // each shared buffer starts at a multiple of this
   int max_registers_per_thread = 0;

@@ -44,9 +44,10 @@ namespace tile::transforms {
 /// Choices a test or a user fixes instead of the heuristics.
 struct InferLayoutOptions {
   bool tensor_cores = true; // false: every gemm on FMA (-fplugin-arg-tile-gemm=fma)
-  /// wgmma where the target has it and the gemm fits it (-fplugin-arg-tile-gemm=wgmma):
-  /// operands in shared memory, a K-major and 128 bytes of K a row, b 64-column slabs (or
-  /// K-major), one m64 instruction a warpgroup along M, N at most 256.
+  /// wgmma where the target has it and the gemm fits it (gemm=auto, the pipeline's
+  /// default; gemm=mma turns it off): operands in shared memory (a 16-bit a also in
+  /// registers), a K-major and 128 bytes of K a row, b in 128-byte slabs (or K-major; 8-bit
+  /// operands K-major only), one m64 instruction a warpgroup along M, N at most 256.
   bool warpgroup_mma = false;
 };
 

@@ -144,25 +144,27 @@ private:
     // Scalars the body declares first and never assigns (`const int k0 = kb * BN;` for the
     // copies' offsets) are their values: substituted, so that the copies after them lead the
     // body and each stage computes them for its own iteration.
+    // The value must be the same wherever it is used: the variable is never assigned, and
+    // its initializer reads no memory and no variable the body assigns.
     std::vector<Stmt> stmts = q->stmts;
+    std::set<const VarNode *> assigned;
+    for_each_node(n->body, nullptr, [&](const Stmt &x) {
+      if (auto a = x->as<AssignNode>())
+        assigned.insert(a->var.get());
+    });
     Substituter values;
     size_t lead = 0;
     for (; lead < stmts.size(); ++lead) {
       auto d = stmts[lead]->as<DeclareNode>();
-      if (!d || !d->init)
+      if (!d || !d->init || assigned.count(d->var.get()) || reads_any(d->init, assigned))
         break;
-      bool assigned = false;
-      for_each_node(n->body, nullptr, [&](const Stmt &x) {
-        if (auto a = x->as<AssignNode>(); a && a->var.get() == d->var.get())
-          assigned = true;
-      });
       class Reads : public IRVisitor {
       public:
         bool any = false;
         void visit_Load(const LoadNode *) override { any = true; }
       } reads;
       reads.visit(d->init);
-      if (assigned || reads.any)
+      if (reads.any)
         break;
       values.vars[d->var.get()] = values.mutate(d->init);
     }

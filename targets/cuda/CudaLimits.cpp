@@ -37,8 +37,8 @@ std::vector<LimitProblem> check_limits(const std::vector<KernelBuild> &builds) {
   const std::string name = "tile kernel '" + builds.front().kernel->display_name + "'";
   const std::string fewer = "use smaller tiles, or fewer stages in tile::pipelined (each stage holds another copy "
                             "of the tiles its loop copies into shared memory)";
-  std::string too_small, largest_arch;
-  std::int64_t largest = 0, largest_needs = 0, too_small_needs = 0;
+  std::string too_small, largest_arch, fitting_arch;
+  std::int64_t largest = 0, largest_needs = 0, too_small_needs = 0, fitting = 0;
   bool fits_one = false;
   ThreadStorage storage;
   for (const KernelBuild &b : builds) {
@@ -54,6 +54,10 @@ std::vector<LimitProblem> check_limits(const std::vector<KernelBuild> &builds) {
         too_small_needs = std::max(too_small_needs, b.shared_bytes);
       } else {
         fits_one = true;
+        if (limit > fitting) { // the note names an architecture the kernel fits
+          fitting = limit;
+          fitting_arch = arch;
+        }
       }
     }
     const ThreadStorage t = thread_storage(*b.kernel);
@@ -68,7 +72,7 @@ std::vector<LimitProblem> check_limits(const std::vector<KernelBuild> &builds) {
     problems.push_back({name + " needs " + std::to_string(too_small_needs) +
                             " bytes of shared memory per block, more than a block may have on " + too_small +
                             ": it will not launch there",
-                        "build for the other architectures only (-fplugin-arg-tile-targets=cuda:" + largest_arch +
+                        "build for the other architectures only (-fplugin-arg-tile-targets=cuda:" + fitting_arch +
                             "), or " + fewer,
                         /*warning=*/true});
   if (storage.bytes > thread_storage_limit)

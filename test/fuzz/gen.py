@@ -1466,7 +1466,7 @@ class Gen:
         if not do_gemm or self.chance(0.35):
             st = self.new_stat(ctx)
         # over['wgmma']: operands Hopper's warpgroup instruction takes (a not transposed,
-        # 16-bit, b in shared memory), for runs with -fplugin-arg-tile-gemm=wgmma.
+        # 16-bit, b in shared memory), for the batches that exercise wgmma (gpu-fuzz-wgmma).
         wg = self.over.get('wgmma')
         ta, tb = self.chance(0.3), self.chance(0.3)
         ot = self.pick(['bf16', 'f16', 'f32'], [40, 30, 30])

@@ -14,8 +14,8 @@ With --gpu-dir the batches are compiled for the CPU and CUDA (sm_90a; device cod
 so that the folder stays small), and the folder receives the binaries (bin/fuzz-*, each with
 its list of seeds), the runtime library and run_gpu.sh, which runs them on a GPU machine.
 
-  run.py --seeds 1-160 --gpu-dir build/gpu/fuzz-wgmma --flags=-fplugin-arg-tile-gemm=wgmma \
-         --over BM=64,BK=64,threads=128      # programs whose gemms wgmma takes
+  run.py --seeds 1-160 --gpu-dir build/gpu/fuzz-wgmma \
+         --over BM=64,BK=64,threads=128      # programs whose gemms wgmma (sm_90a's default) takes
 """
 
 import argparse

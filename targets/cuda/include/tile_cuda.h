@@ -458,6 +458,60 @@ template <class T> __device__ __forceinline__ void pin_register(T &x) {
 /// cores' and copy engine's reads), for after a barrier.
 __device__ __forceinline__ void fence_proxy_async_shared() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 
+// ---------------------------------------------------------------------------------------
+// mbarriers and bulk tensor copies (TMA, sm_90): a 64-bit barrier in shared memory counts
+// arrivals and bytes; a phase completes when both reach zero, and waiters wait for the phase
+// of a parity (targets/cuda/HOPPER-NOTES.md, sections 7 and 8).
+// ---------------------------------------------------------------------------------------
+
+/// One thread initializes: `count` arrivals complete a phase. Then a barrier of the block.
+__device__ __forceinline__ void mbarrier_init(uint64_t *bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(detail::smem_address(bar)), "r"(count) : "memory");
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+/// Arrives once, and makes the phase wait for `bytes` more of copies completing on it.
+__device__ __forceinline__ void mbarrier_arrive_expect_tx(uint64_t *bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(detail::smem_address(bar)), "r"(bytes)
+               : "memory");
+}
+/// Arrives once.
+__device__ __forceinline__ void mbarrier_arrive(uint64_t *bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(detail::smem_address(bar)) : "memory");
+}
+/// Waits until the phase of `parity` has completed.
+__device__ __forceinline__ void mbarrier_wait(uint64_t *bar, unsigned parity) {
+  asm volatile("{\n.reg .pred done;\nwait_%=:\n"
+               "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+               "@!done bra wait_%=;\n}\n" ::"r"(detail::smem_address(bar)),
+               "r"(parity)
+               : "memory");
+}
+/// One box of the tensor `map` describes (a __grid_constant__ kernel parameter), at element
+/// coordinates innermost first, into shared memory at `dst`; its bytes complete on `bar`.
+/// Parts of the box outside the tensor arrive as zeros.
+template <int Rank>
+__device__ __forceinline__ void bulk_tensor_load(void *dst, const void *map, uint64_t *bar, const int (&c)[Rank]) {
+  const unsigned d = detail::smem_address(dst), b = detail::smem_address(bar);
+  const uint64_t m = reinterpret_cast<uint64_t>(map);
+  if constexpr (Rank == 2)
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], "
+                 "[%4];\n" ::"r"(d),
+                 "l"(m), "r"(c[0]), "r"(c[1]), "r"(b)
+                 : "memory");
+  else if constexpr (Rank == 3)
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, "
+                 "%4}], [%5];\n" ::"r"(d),
+                 "l"(m), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(b)
+                 : "memory");
+  else {
+    static_assert(Rank == 4, "bulk tensor copies of rank 2 to 4");
+    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, "
+                 "%4, %5}], [%6];\n" ::"r"(d),
+                 "l"(m), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(b)
+                 : "memory");
+  }
+}
+
 /// Two 16-bit values as one 32-bit register, the first in the low half (mma's operand order).
 template <class T> __device__ __forceinline__ unsigned pack2(T lo, T hi) {
   unsigned short l, h;

@@ -3,8 +3,10 @@
 // rows padded against bank conflicts, more than sm_80 gives a block (166912), and 163840
 // with them swizzled, which plan-shared-memory then chooses (transforms/
 // plan-shared-memory-swizzle.cpp shows the choice). Built with -fplugin-arg-tile-gemm=mma
-// (test/gpu's shared-fit-mma) the H200 runs that layout through ldmatrix; by default it runs
-// wgmma there, and the CPU its own code. Odd sizes, outputs poisoned, a float64 reference
+// (test/gpu's shared-fit-mma, one class for sm_90a and sm_80 with sm_80's limit) the
+// H200 runs that layout through ldmatrix; by default sm_90a has its own class (mma.sync
+// here: one warpgroup of 128 rows is not wgmma's shape) with room for the padded rows, and
+// the CPU runs its own code. Odd sizes, outputs poisoned, a float64 reference
 // that rounds S to bf16 as the kernel does.
 // RUN: %tile-cxx %s -O2 -o %t && %t | FileCheck %s
 // CHECK-NOT: FAIL

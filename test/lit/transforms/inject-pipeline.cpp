@@ -14,6 +14,7 @@
 // REMARK: inject-pipeline.cpp:{{[0-9]+}}:{{[0-9]+}}: remark: [cuda:sm_80] pipelined loop runs without prefetching: its body does not start with copies from global into shared memory
 // REMARK: inject-pipeline.cpp:{{[0-9]+}}:{{[0-9]+}}: remark: [cuda:sm_80] pipelined loop runs without prefetching: 's', which it copies into, is used outside the loop or by another pipelined loop
 // REMARK: inject-pipeline.cpp:{{[0-9]+}}:{{[0-9]+}}: remark: [cuda:sm_80] pipelined loop runs without prefetching: 's', which it copies into, is used outside the loop or by another pipelined loop
+// REMARK: inject-pipeline.cpp:{{[0-9]+}}:{{[0-9]+}}: remark: [cuda:sm_80] pipelined loop runs without prefetching: its body does not start with copies from global into shared memory
 // REMARK-NOT: prefetching
 // FOUR-LABEL: kernel mm(
 // FOUR: shared As: bf16[4, 64, 32] rows of 40
@@ -133,5 +134,24 @@ namespace T = tile;
     const int off = k * 8 + bx;
     T::copy(X.at(off, 0), s);
     T::copy(s, Y.at(off, 0));
+  }
+}
+
+// A declaration whose value changes with the body's assignments (`row` here) is not a
+// constant: substituted where `out` is used it would read `row` after `row += 8`. The loop
+// stays as written.
+// CHECK-LABEL: kernel offset_reads_assigned(
+// CHECK: for k in pipelined(0, 3, stages=2) {
+// CHECK-NEXT: var out: i32 = row
+// CHECK-NOT: async
+[[tile::kernel]] void offset_reads_assigned(T::tensor<const float, 2> X, T::tensor<float, 2> Y) {
+  auto [bx] = T::grid(1);
+  T::shared<float, 8, 32> s;
+  int row = 0;
+  for (int k : T::pipelined(3, T::stages(2))) {
+    const int out = row;
+    T::copy(X.at(k * 8, 0), s);
+    row = row + 8;
+    T::copy(s, Y.at(out, 0));
   }
 }

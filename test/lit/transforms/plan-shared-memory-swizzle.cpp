@@ -2,8 +2,7 @@
 // operands) are swizzled instead where the padding alone makes the block need more shared
 // memory than the target gives, and the remark says so. Attention's step with head_dim 128
 // and key blocks of 128, two stages: 174080 bytes padded, 163840 swizzled; sm_80 gives a
-// block 166912 (mma.sync, padded rows of 136), sm_90a 232448 (its wgmma operands are
-// swizzled anyway).
+// block 166912 (mma.sync, padded rows of 136), sm_90a 232448 (the padded rows fit there).
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_80 -fplugin-arg-tile-print-before=plan-shared-memory \
 // RUN:   -fplugin-arg-tile-print-after=plan-shared-memory -fplugin-arg-tile-stop-after=plan-shared-memory %s 2>&1 \
 // RUN:   | FileCheck %s

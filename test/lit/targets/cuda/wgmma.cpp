@@ -1,4 +1,4 @@
-// -fplugin-arg-tile-gemm=wgmma (experimental: not yet run on a GPU): on sm_90a a gemm that
+// wgmma (the default, gemm=auto, spelled gemm=wgmma here; run on the H200): on sm_90a a gemm that
 // fits Hopper's warpgroup instruction runs on it; sm_80 keeps mma.sync in an image of its
 // own. The operands are laid out in the hardware's 128-byte swizzle (a K-major, b in
 // 64-column slabs) on 1024-byte boundaries; lower-mma makes one wgmma a k step between a
