@@ -240,6 +240,15 @@ private:
       if (auto g = consumers.front()->as<GemmNode>(); g && k_.warpgroup_gemm(*g))
         first = 1;
     const int D = first == 1 && consumers.size() == 1 && S >= 4 ? S - 2 : S - 1; // iterations ahead
+    {
+      std::string names;
+      for (auto &p : producers)
+        names += (names.empty() ? "'" : ", '") + produced_buffer(p)->name + "'";
+      k_.remarks.push_back({n->loc, "pipelined loop: " + std::to_string(S) + " stages, the copies into " + names +
+                                        " run " + std::to_string(D) + (D == 1 ? " iteration" : " iterations") +
+                                        " ahead" +
+                                        (first ? std::string(", issued while the first gemm runs (wgmma)") : "")});
+    }
     // Prologue: the first D iterations' copies.
     Var s = make_var("stage", extent->type);
     Stmt prologue = for_loop(s, int_imm(0, extent->type), int_imm(D, extent->type), ForKind::Serial,

@@ -10,6 +10,7 @@
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_80 -fplugin-arg-tile-remarks \
 // RUN:   -fplugin-arg-tile-stop-after=inject-pipeline %s 2>&1 | FileCheck %s --check-prefix=REMARK
 // REMARK-NOT: prefetching
+// REMARK: inject-pipeline.cpp:{{[0-9]+}}:{{[0-9]+}}: remark: [cuda:sm_80] pipelined loop: 3 stages, the copies into 'As', 'Bs' run 2 iterations ahead
 // REMARK: inject-pipeline.cpp:{{[0-9]+}}:{{[0-9]+}}: remark: [cuda:sm_80] pipelined loop runs without prefetching: 's', which it copies into, is written in the loop too
 // REMARK: inject-pipeline.cpp:{{[0-9]+}}:{{[0-9]+}}: remark: [cuda:sm_80] pipelined loop runs without prefetching: its body does not start with copies from global into shared memory
 // REMARK: inject-pipeline.cpp:{{[0-9]+}}:{{[0-9]+}}: remark: [cuda:sm_80] pipelined loop runs without prefetching: 's', which it copies into, is used outside the loop or by another pipelined loop

@@ -44,6 +44,7 @@ namespace T = tile;
   T::annotate_layout(Ds, T::layouts::swizzled(64));  // expected-remark {{[cuda:sm_90a] shared 'Ds': swizzled(64) not taken: rows of 16 bytes take no swizzle (a whole number of 32-byte spans, rank 2 or more)}}
   T::fragment<float, 64, 64> acc; // expected-remark {{fragment 'acc' in registers}}
   T::clear(acc);
+  // expected-remark@+1 {{[cuda:sm_90a] pipelined loop: 2 stages, the copies into 'As', 'Bs' run 1 iteration ahead}}
   for (int k : T::pipelined(T::ceildiv(A.size(1), 64), T::stages(2))) {
     T::copy(A.at(bx * 64, k * 64), As);
     T::copy(B.at(k * 64, by * 64), Bs);
