@@ -11,6 +11,17 @@ using namespace ir;
 
 namespace {
 
+/// Whether `e` loads from any buffer.
+bool reads_memory(const Expr &e) {
+  class Reads : public IRVisitor {
+  public:
+    bool any = false;
+    void visit_Load(const LoadNode *) override { any = true; }
+  } reads;
+  reads.visit(e);
+  return reads.any;
+}
+
 /// The shared buffer a producer fills, or null when `s` is not a producer: a Threads loop
 /// whose stores all go to one shared buffer and whose loads all read global memory.
 const BufferNode *produced_buffer(const Stmt &s) {
@@ -19,14 +30,8 @@ const BufferNode *produced_buffer(const Stmt &s) {
   if (auto i = s->as<IfNode>()) {
     if (!i->else_case)
       return nullptr;
-    class Reads : public IRVisitor {
-    public:
-      bool any = false;
-      void visit_Load(const LoadNode *) override { any = true; }
-    } reads;
-    reads.visit(i->cond);
     const BufferNode *a = produced_buffer(i->then_case), *b = produced_buffer(i->else_case);
-    return !reads.any && a == b ? a : nullptr;
+    return !reads_memory(i->cond) && a == b ? a : nullptr;
   }
   auto f = s->as<ForNode>();
   if (!f || f->for_kind != ForKind::Threads)
@@ -156,15 +161,7 @@ private:
     size_t lead = 0;
     for (; lead < stmts.size(); ++lead) {
       auto d = stmts[lead]->as<DeclareNode>();
-      if (!d || !d->init || assigned.count(d->var.get()) || reads_any(d->init, assigned))
-        break;
-      class Reads : public IRVisitor {
-      public:
-        bool any = false;
-        void visit_Load(const LoadNode *) override { any = true; }
-      } reads;
-      reads.visit(d->init);
-      if (reads.any)
+      if (!d || !d->init || assigned.count(d->var.get()) || reads_any(d->init, assigned) || reads_memory(d->init))
         break;
       values.vars[d->var.get()] = values.mutate(d->init);
     }
