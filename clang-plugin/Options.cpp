@@ -124,6 +124,15 @@ bool parse_options(const std::vector<std::string> &args, pipeline::Options &o, s
       }
       o.gemm_fma = value == "fma";
       o.gemm_wgmma = value == "auto" || value == "wgmma";
+    } else if (name == "warp-specialize") {
+      if (!need_value())
+        return false;
+      if (value != "on" && value != "off") {
+        problem = "warp-specialize=" + value.str() + ": expected warp-specialize=on (the default: on sm_90a a "
+                  "producer warpgroup runs a pipelined loop's copies as bulk tensor copies) or warp-specialize=off";
+        return false;
+      }
+      o.warp_specialize = value == "on";
     } else if (name == "stages") {
       unsigned n = 0;
       if (!bounded(1, 16, "a stage count from 1 to 16 for every pipelined loop", n))
@@ -131,7 +140,8 @@ bool parse_options(const std::vector<std::string> &args, pipeline::Options &o, s
       o.stages = int(n);
     } else {
       problem = "unknown option '" + name.str() + "'; the options are targets=, print-after=, print-before=, "
-                "stop-after=, emit-source=, cache=, compile-timeout=, nvcc=, hipcc=, cxx=, gemm=, stages=, verbose and "
+                "stop-after=, emit-source=, cache=, compile-timeout=, nvcc=, hipcc=, cxx=, gemm=, warp-specialize=, stages=, "
+                "verbose and "
                 "remarks";
       return false;
     }

@@ -25,12 +25,13 @@
 #include "transforms/LowerGemm.h"
 #include "transforms/LowerMma.h"
 #include "transforms/LowerTileOps.h"
+#include "transforms/WarpSpecialize.h"
 
 namespace tile::pipeline {
 
 const std::vector<std::string> &pass_names(const std::string &target) {
   static const std::vector<std::string> cpu = {"frontend", "lower-tile-ops", "codegen"};
-  static const std::vector<std::string> cuda = {"frontend",        "infer-layout", "lower-tile-ops", "lower-gemm",
+  static const std::vector<std::string> cuda = {"frontend",        "infer-layout", "warp-specialize", "lower-tile-ops", "lower-gemm",
                                                 "lower-fragments", "bind-threads", "inject-pipeline", "insert-sync",
                                                 "plan-shared-memory", "lower-thread-loops", "lower-vector-access",
                                                 "roll-fallback-loops", "lower-mma",         "codegen"};
@@ -67,7 +68,10 @@ std::string manifest(const std::string &target, const std::vector<std::string> &
   }
   for (size_t i = 0; i < kernels.size(); ++i) {
     const ir::Kernel &k = kernels[i];
-    os << "kernel " << k.key << " " << symbols[i] << " " << k.threads << " " << shared_bytes[i] << " ";
+    if (!k.fallback_of.empty())
+      continue; // listed under its kernel
+    os << "kernel " << k.key << " " << symbols[i] << " " << k.threads + k.producer_threads << " " << shared_bytes[i]
+       << " ";
     if (k.params.empty())
       os << "-";
     for (size_t p = 0; p < k.params.size(); ++p) {
@@ -84,6 +88,16 @@ std::string manifest(const std::string &target, const std::vector<std::string> &
       if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
         c = ' ';
     os << " " << name << "\n";
+    for (const ir::Kernel::TensorMap &m : k.tensor_maps) {
+      os << "tmap " << m.param << " " << m.swizzle_bytes << " ";
+      for (size_t d = 0; d < m.box.size(); ++d)
+        os << (d ? "x" : "") << m.box[d];
+      os << "\n";
+    }
+    for (size_t f = 0; f < kernels.size(); ++f)
+      if (kernels[f].fallback_of == k.key)
+        os << "fallback " << symbols[f] << " " << kernels[f].threads + kernels[f].producer_threads << " "
+           << shared_bytes[f] << "\n";
   }
   return os.str();
 }
@@ -218,6 +232,8 @@ void add_remarks(const std::string &target, const std::vector<std::string> &arch
     const std::string tag = "[" + target + ":" + arch + "] ";
     for (size_t i = 0; i < kernels.size(); ++i) {
       const ir::Kernel &k = kernels[i];
+      if (!k.fallback_of.empty())
+        continue; // the same program, said once
       for (auto &r : k.remarks)
         result.messages.push_back({Message::Remark, k.key, tag + r.text, "", r.loc});
       if (i < shared_bytes.size()) {
@@ -265,8 +281,27 @@ void run_cuda(const std::vector<ir::Kernel> &frontend_kernels, const std::string
     transforms::InferLayoutOptions layout_options;
     layout_options.tensor_cores = !opts.gemm_fma;
     layout_options.warpgroup_mma = opts.gemm_wgmma;
+    // A kernel with tensor maps (warp-specialize) also goes on without them: the runtime
+    // launches that where a tensor cannot be described by one.
+    auto add_fallbacks = [&](const std::vector<ir::Kernel> &laid_out) {
+      for (size_t i = 0; i < laid_out.size(); ++i)
+        if (!kernels[i].tensor_maps.empty()) {
+          ir::Kernel fallback = laid_out[i];
+          fallback.fallback_of = fallback.key;
+          fallback.remarks.clear();
+          kernels.push_back(std::move(fallback));
+        }
+      return true;
+    };
+    std::vector<ir::Kernel> laid_out;
     if (!passes.run("infer-layout", kernels,
                     [&](const ir::Kernel &k) { return transforms::infer_layout(k, target, layout_options); }) ||
+        !(laid_out = kernels, true) ||
+        !passes.run("warp-specialize", kernels,
+                    [&](const ir::Kernel &k) {
+                      return opts.warp_specialize ? transforms::warp_specialize(k, target) : k;
+                    }) ||
+        !add_fallbacks(laid_out) ||
         !passes.run("lower-tile-ops", kernels,
                     [](const ir::Kernel &k) { return transforms::lower_tile_ops(k, transforms::IndexWidth::Narrow); }) ||
         !passes.run("lower-gemm", kernels, transforms::lower_gemm) ||
@@ -302,13 +337,15 @@ void run_cuda(const std::vector<ir::Kernel> &frontend_kernels, const std::string
   }
   // Each kernel's needs against every architecture at once: one that fits some of them is
   // a warning, not an error of the class that it does not fit.
-  for (size_t i = 0; !builds.empty() && i < builds.front().kernels.size(); ++i) {
+  // (A kernel's fallback, where a class has one, is checked with the kernel.)
+  for (size_t i = 0; !builds.empty() && i < frontend_kernels.size(); ++i) {
     std::vector<cuda::KernelBuild> per_class;
     for (const Build &b : builds)
-      per_class.push_back({&b.kernels[i], b.kernels[i].shared_bytes, b.archs});
+      for (const ir::Kernel &k : b.kernels)
+        if (k.key == frontend_kernels[i].key)
+          per_class.push_back({&k, k.shared_bytes, b.archs});
     for (auto &p : cuda::check_limits(per_class))
-      result.messages.push_back(
-          {p.warning ? Message::Warning : Message::Error, builds.front().kernels[i].key, p.message, p.note});
+      result.messages.push_back({p.warning ? Message::Warning : Message::Error, frontend_kernels[i].key, p.message, p.note});
   }
   if (!result.ok() || builds.size() < classes.size())
     return;

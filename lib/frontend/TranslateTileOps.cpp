@@ -370,7 +370,7 @@ bool Translator::tile_op(const CallExpr *call) {
   std::string op = name.substr(6);
   static const char *ops[] = {"copy", "gemm", "clear", "fill", "reduce_sum", "reduce_max", "reduce_min",
                               "reduce_absmax", "reduce_abssum", "cumsum", "atomic_add", "atomic_max", "atomic_min",
-                              "print", "device_assert", "use_swizzle", "annotate_layout", "grid", "expect"};
+                              "print", "device_assert", "use_swizzle", "warp_specialize", "annotate_layout", "grid", "expect"};
   bool known = false;
   for (const char *o : ops)
     known |= op == o;
@@ -674,6 +674,19 @@ bool Translator::tile_op(const CallExpr *call) {
       return true;
     }
     kernel.swizzle_panel = int(*p);
+    return true;
+  }
+
+  if (op == "warp_specialize") {
+    if (loop_depth > 0 || !inline_stack.empty()) {
+      error(loc, "tile::warp_specialize must be a statement of the kernel's body, outside loops and macros",
+            "call it once at the top level of the kernel");
+      return true;
+    }
+    auto on = const_int(call->getArg(0), "the argument of tile::warp_specialize");
+    if (!on)
+      return true;
+    kernel.warp_specialize = *on != 0;
     return true;
   }
 

@@ -63,7 +63,10 @@ namespace tile::ir {
   X(Mma)                                                                                           \
   X(Wgmma)                                                                                         \
   X(WarpgroupSync)                                                                                 \
-  X(ProxyFence)
+  X(ProxyFence)                                                                                    \
+  X(Mbarrier)                                                                                      \
+  X(BulkCopy)                                                                                      \
+  X(RegisterBudget)
 
 enum class ExprKind {
 #define X(N) N,
@@ -468,9 +471,13 @@ struct AnnotateLayoutNode : StmtNode {
 
 /// Waits until every thread of the block has reached it; shared-memory writes before it are
 /// visible to every thread after it (made by insert-sync).
+/// In a kernel with a producer warpgroup (Kernel::producer_threads, warp-specialize) a
+/// barrier waits for the kernel's own `threads` only (a named barrier), unless
+/// `whole_block`: then for the producer's threads too.
 struct BarrierNode : StmtNode {
   static constexpr StmtKind static_kind = StmtKind::Barrier;
-  BarrierNode() : StmtNode(static_kind) {}
+  bool whole_block = false;
+  explicit BarrierNode(bool whole = false) : StmtNode(static_kind), whole_block(whole) {}
 };
 
 /// The stores to shared memory in `body` may complete asynchronously (GPU targets: cp.async):
@@ -625,6 +632,49 @@ struct ProxyFenceNode : StmtNode {
   ProxyFenceNode() : StmtNode(static_kind) {}
 };
 
+/// An mbarrier of shared memory (sm_90; made by warp-specialize): barrier `index` of the
+/// U64 buffer `barriers`, which counts arrivals and bytes of bulk copies; a phase completes
+/// when both reach zero. Init (one thread, before a whole-block barrier): `value` arrivals a
+/// phase. ArriveExpectTx: arrives once and adds `value` bytes the phase waits for. Arrive:
+/// arrives once. Wait: until the phase of parity `value` (0 or 1) has completed.
+enum class MbarrierOp { Init, ArriveExpectTx, Arrive, Wait };
+struct MbarrierNode : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::Mbarrier;
+  MbarrierOp op;
+  Buffer barriers;
+  Expr index, value;
+  MbarrierNode(MbarrierOp o, Buffer b, Expr i, Expr v)
+      : StmtNode(static_kind), op(o), barriers(std::move(b)), index(std::move(i)), value(std::move(v)) {}
+};
+
+/// A bulk tensor copy (TMA, sm_90; made by warp-specialize), issued by one thread: the box of
+/// the kernel's tensor map `map` (Kernel::tensor_maps) whose first element is at `coords`
+/// (one per tensor dimension, outermost first; elements past the tensor's edges, on either
+/// side, arrive as zeros) into shared buffer `dst` from element `dst_offset` of its storage,
+/// in the map's swizzle; completes on mbarrier `barrier_index` of `barriers` with the box's
+/// bytes.
+struct BulkCopyNode : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::BulkCopy;
+  int map;
+  std::vector<Expr> coords;
+  Buffer dst;
+  Expr dst_offset;
+  Buffer barriers;
+  Expr barrier_index;
+  BulkCopyNode(int m, std::vector<Expr> c, Buffer d, Expr doff, Buffer b, Expr bi)
+      : StmtNode(static_kind), map(m), coords(std::move(c)), dst(std::move(d)), dst_offset(std::move(doff)),
+        barriers(std::move(b)), barrier_index(std::move(bi)) {}
+};
+
+/// The warpgroup's registers per thread become `registers` (setmaxnreg, sm_90a; made by
+/// warp-specialize): `increase` to take what the other warpgroups gave back, else to give.
+struct RegisterBudgetNode : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::RegisterBudget;
+  int registers;
+  bool increase;
+  RegisterBudgetNode(int r, bool inc) : StmtNode(static_kind), registers(r), increase(inc) {}
+};
+
 Stmt seq(std::vector<Stmt> stmts); // flattens nested Seqs; one statement stays itself
 Stmt declare(Var v, Expr init);
 Stmt assign(Var v, Expr value);
@@ -655,6 +705,26 @@ struct Kernel {
   Var block_index[3]; // bx, by, bz
   int threads = 128;
   int swizzle_panel = 0; // tile::use_swizzle; 0 = none
+  /// tile::warp_specialize(false) turns warp-specialize off for this kernel.
+  bool warp_specialize = true;
+  /// Threads launched past `threads` (warp-specialize's producer warpgroup, which runs the
+  /// bulk copies): the block has threads + producer_threads; every loop over threads, and
+  /// every barrier but a whole-block one, is the first `threads`' alone.
+  int producer_threads = 0;
+  /// The tensor maps the kernel's bulk copies read (warp-specialize): each describes tensor
+  /// parameter `param` copied in boxes of `box` (per dimension, outermost first) into a
+  /// shared tile of `swizzle_bytes` swizzle. They are passed after the parameters, encoded
+  /// by the runtime at launch; where it cannot encode one (the tensor's alignment or
+  /// strides), it launches the kernel's fallback (`fallback_of`) instead.
+  struct TensorMap {
+    int param = 0;
+    std::vector<std::int64_t> box;
+    int swizzle_bytes = 0;
+  };
+  std::vector<TensorMap> tensor_maps;
+  /// The key of the kernel this one is the fallback of (the same program without tensor maps:
+  /// its symbol gets a suffix, and the manifest lists it under that kernel); empty if none.
+  std::string fallback_of;
   Stmt body;
   /// The thread's index in its block (GPU targets; made by the passes that need it).
   Var thread_index;

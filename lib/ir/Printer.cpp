@@ -407,8 +407,37 @@ public:
       break;
     }
     case StmtKind::Barrier:
-      os << "barrier()";
+      os << (s->as<BarrierNode>()->whole_block ? "barrier(whole block)" : "barrier()");
       break;
+    case StmtKind::Mbarrier: {
+      auto n = s->as<MbarrierNode>();
+      static const char *ops[] = {"mbarrier_init", "mbarrier_arrive_expect_tx", "mbarrier_arrive", "mbarrier_wait"};
+      os << ops[int(n->op)] << "(" << buffer_name(n->barriers.get()) << "[";
+      expr(n->index);
+      os << "]";
+      if (n->value) {
+        os << (n->op == MbarrierOp::Init ? ", count " : n->op == MbarrierOp::Wait ? ", parity " : ", bytes ");
+        expr(n->value);
+      }
+      os << ")";
+      break;
+    }
+    case StmtKind::BulkCopy: {
+      auto n = s->as<BulkCopyNode>();
+      os << "bulk_copy(";
+      address(n->dst.get(), n->dst_offset);
+      os << " <- tensor_map" << n->map << "[";
+      list(n->coords);
+      os << "], " << buffer_name(n->barriers.get()) << "[";
+      expr(n->barrier_index);
+      os << "])";
+      break;
+    }
+    case StmtKind::RegisterBudget: {
+      auto n = s->as<RegisterBudgetNode>();
+      os << "registers_" << (n->increase ? "up" : "down") << "_to(" << n->registers << ")";
+      break;
+    }
     case StmtKind::Async:
       os << "async";
       if (int ahead = s->as<AsyncNode>()->ahead)
@@ -520,8 +549,19 @@ public:
       expr(k.grid[d]);
     }
     os << ") threads(" << k.threads << ")";
+    if (k.producer_threads)
+      os << " producer_threads(" << k.producer_threads << ")";
     if (k.swizzle_panel)
       os << " swizzle(" << k.swizzle_panel << ")";
+    for (size_t i = 0; i < k.tensor_maps.size(); ++i) {
+      const Kernel::TensorMap &m = k.tensor_maps[i];
+      os << " tensor_map" << i << "(" << buffer_name(k.params[m.param].tensor.get()) << ", box ";
+      for (size_t d = 0; d < m.box.size(); ++d)
+        os << (d ? "x" : "") << m.box[d];
+      os << ", swizzle " << m.swizzle_bytes << ")";
+    }
+    if (!k.fallback_of.empty())
+      os << " fallback";
     if (k.shared_bytes >= 0)
       os << " shared_bytes(" << k.shared_bytes << ")";
     os << " {\n";

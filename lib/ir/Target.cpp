@@ -31,6 +31,7 @@ std::optional<Target> cuda_target(const std::string &arch, std::string &problem)
   t.warp_size = 32;
   t.max_vector_bytes = 16;
   t.max_registers_per_thread = 255;
+  t.register_file = 64 * 1024;
   t.shared_alignment = 128; // the widest vector and the bulk tensor copy's boxes
   // mma.sync.m16n8k16 with bf16 operands, ldmatrix and cp.async: sm_80 and later.
   if (cc >= 80) {

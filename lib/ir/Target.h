@@ -54,6 +54,9 @@ struct Target {
   std::int64_t max_shared_bytes = 0; // dynamic shared memory of one block
   std::int64_t shared_alignment = 16; // each shared buffer starts at a multiple of this
   int max_registers_per_thread = 0;
+  /// 32-bit registers one multiprocessor has for its blocks (setmaxnreg moves them between
+  /// a block's warpgroups).
+  int register_file = 0;
   /// Registers per thread a fragment may take before it is better off in shared memory,
   /// and a tensor-core accumulator (which the gemm keeps in registers anyway).
   int max_fragment_registers = 64, max_accumulator_registers = 256;

@@ -136,6 +136,18 @@ void IRVisitor::visit_Wgmma(const WgmmaNode *n) {
 }
 void IRVisitor::visit_WarpgroupSync(const WarpgroupSyncNode *) {}
 void IRVisitor::visit_ProxyFence(const ProxyFenceNode *) {}
+void IRVisitor::visit_Mbarrier(const MbarrierNode *n) {
+  visit(n->index);
+  if (n->value)
+    visit(n->value);
+}
+void IRVisitor::visit_BulkCopy(const BulkCopyNode *n) {
+  for (auto &c : n->coords)
+    visit(c);
+  visit(n->dst_offset);
+  visit(n->barrier_index);
+}
+void IRVisitor::visit_RegisterBudget(const RegisterBudgetNode *) {}
 void IRVisitor::visit_Mma(const MmaNode *n) {
   for (auto *regs : {&n->a_regs, &n->b_regs, &n->c_regs})
     for (auto &r : *regs)
@@ -351,6 +363,21 @@ Stmt IRMutator::mutate_Wgmma(const Stmt &self, const WgmmaNode *n) {
 }
 Stmt IRMutator::mutate_WarpgroupSync(const Stmt &self, const WarpgroupSyncNode *) { return self; }
 Stmt IRMutator::mutate_ProxyFence(const Stmt &self, const ProxyFenceNode *) { return self; }
+Stmt IRMutator::mutate_Mbarrier(const Stmt &self, const MbarrierNode *n) {
+  Expr i = mutate(n->index), v = n->value ? mutate(n->value) : nullptr;
+  if (i == n->index && v == n->value)
+    return self;
+  return std::make_shared<MbarrierNode>(n->op, n->barriers, i, v);
+}
+Stmt IRMutator::mutate_BulkCopy(const Stmt &self, const BulkCopyNode *n) {
+  bool changed = false;
+  auto coords = mutate(n->coords, changed);
+  Expr d = mutate(n->dst_offset), b = mutate(n->barrier_index);
+  if (!changed && d == n->dst_offset && b == n->barrier_index)
+    return self;
+  return std::make_shared<BulkCopyNode>(n->map, std::move(coords), n->dst, d, n->barriers, b);
+}
+Stmt IRMutator::mutate_RegisterBudget(const Stmt &self, const RegisterBudgetNode *) { return self; }
 Stmt IRMutator::mutate_Mma(const Stmt &self, const MmaNode *n) {
   bool changed = false;
   auto a = mutate(n->a_regs, changed), b = mutate(n->b_regs, changed), c = mutate(n->c_regs, changed);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "runtime/TensorMap.h"
 #include "tile/detail/launch.h"
 #include "tile/host.h"
 
@@ -21,6 +22,10 @@ struct LaunchConfig {
   int threads;          // threads per block, from the manifest
   long long shared_bytes; // dynamic shared memory per block, from the manifest
   void *stream;         // the native stream; null: the device's default stream
+  /// The tensor maps passed after the arguments (CUDA; bulk tensor copies), each already
+  /// checked by encode_tensor_map.
+  const TensorMapEncoding *tensor_maps = nullptr;
+  int tensor_map_count = 0;
 };
 
 /// One device: memory, image loading and launches. Methods throw tile::error with the bare
@@ -51,6 +56,8 @@ public:
   /// Runs `fn` over the grid with arguments already checked against its signature.
   virtual void launch(FunctionHandle fn, const LaunchConfig &config, const rt::kernel_arg *args,
                       int nargs) = 0;
+  /// Whether launch() takes LaunchConfig::tensor_maps (the CUDA driver can encode them).
+  virtual bool takes_tensor_maps() const { return false; }
   /// Waits for all work launched on the device.
   virtual void synchronize() = 0;
 };

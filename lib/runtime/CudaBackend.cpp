@@ -47,6 +47,9 @@ struct Driver {
 #define X(name, symbol) decltype(&::name) name = nullptr;
   TILE_CUDA_FUNCTIONS(X)
 #undef X
+  /// Tensor maps (CUDA 12 drivers and later); null in older ones, whose launches of kernels
+  /// with tensor maps take the kernels' fallbacks.
+  decltype(&::cuTensorMapEncodeTiled) cuTensorMapEncodeTiled = nullptr;
   int count = 0;
   std::string why; // when count is 0
 };
@@ -67,6 +70,8 @@ const Driver &driver() {
   }
     TILE_CUDA_FUNCTIONS(X)
 #undef X
+    d.cuTensorMapEncodeTiled =
+        reinterpret_cast<decltype(&::cuTensorMapEncodeTiled)>(dlsym(lib, "cuTensorMapEncodeTiled"));
     if (CUresult r = d.cuInit(0); r != CUDA_SUCCESS) {
       const char *name = nullptr;
       d.cuGetErrorName(r, &name);
@@ -199,10 +204,27 @@ public:
       auto &a = const_cast<rt::kernel_arg &>(args[i]);
       params[i] = a.kind == rt::kernel_arg::tensor_arg ? static_cast<void *>(&a.data) : static_cast<void *>(&a.value);
     }
+    // Tensor maps after the arguments, passed by value (128 bytes each).
+    std::vector<CUtensorMap> maps(size_t(c.tensor_map_count));
+    for (int i = 0; i < c.tensor_map_count; ++i) {
+      const TensorMapEncoding &e = c.tensor_maps[i];
+      const std::uint32_t *box = e.box, *element_strides = e.element_strides;
+      check(d.cuTensorMapEncodeTiled(&maps[size_t(i)], CUtensorMapDataType(e.data_type), cuuint32_t(e.rank),
+                                     const_cast<void *>(e.base), reinterpret_cast<const cuuint64_t *>(e.dims),
+                                     reinterpret_cast<const cuuint64_t *>(e.strides_bytes),
+                                     reinterpret_cast<const cuuint32_t *>(box),
+                                     reinterpret_cast<const cuuint32_t *>(element_strides), CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                     CUtensorMapSwizzle(e.swizzle), CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                     CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+            "cuTensorMapEncodeTiled");
+      params.push_back(&maps[size_t(i)]);
+    }
     check(d.cuLaunchKernel(f, unsigned(c.grid[0]), unsigned(c.grid[1]), unsigned(c.grid[2]), unsigned(c.threads), 1, 1,
                            unsigned(c.shared_bytes), static_cast<CUstream>(c.stream), params.data(), nullptr),
           "cuLaunchKernel");
   }
+
+  bool takes_tensor_maps() const override { return driver().cuTensorMapEncodeTiled != nullptr; }
 
   /// Waits for the device, then reports the first failed device_assert of any image.
   void synchronize() override {

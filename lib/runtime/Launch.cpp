@@ -116,8 +116,21 @@ void launch_packed(const char *key, std::int64_t gx, std::int64_t gy, std::int64
     return;
 
   LaunchConfig config{{gx, gy, gz}, kernel.threads, kernel.shared_bytes, s ? s->native() : nullptr};
+  // A kernel with tensor maps runs where every map can describe its tensor (alignment and
+  // strides, known only now), else its fallback entry, which copies without them.
+  std::vector<TensorMapEncoding> maps(kernel.tensor_maps.size());
+  bool fallback = !maps.empty() && !backend.takes_tensor_maps();
+  for (size_t i = 0; i < maps.size() && !fallback; ++i)
+    fallback = !encode_tensor_map(args[kernel.tensor_maps[i].param], kernel.tensor_maps[i], maps[i]).empty();
+  if (fallback) {
+    config.threads = kernel.fallback->threads;
+    config.shared_bytes = kernel.fallback->shared_bytes;
+  } else if (!maps.empty()) {
+    config.tensor_maps = maps.data();
+    config.tensor_map_count = int(maps.size());
+  }
   try {
-    FunctionHandle fn = Registry::global().function(*found->image, kernel, backend);
+    FunctionHandle fn = Registry::global().function(*found->image, kernel, backend, fallback);
     backend.launch(fn, config, args, nargs);
   } catch (const tile::error &e) {
     fail(found->display_name, dev, e.what());

@@ -148,14 +148,53 @@ Manifest parse_manifest(std::string_view text) {
     } else if (kind == "kernel") {
       if (!have_target)
         malformed(line, "a 'kernel' record before the 'target' record");
+      if (!m.kernels.empty() && !m.kernels.back().tensor_maps.empty() && !m.kernels.back().fallback)
+        malformed(line, "kernel '" + m.kernels.back().key + "' has tensor maps but no 'fallback' record");
       KernelInfo k = parse_kernel(rest, line, version);
       if (!keys.insert(k.key).second)
         malformed(line, "kernel '" + k.key + "' is listed twice");
       m.kernels.push_back(std::move(k));
+    } else if (kind == "tmap") {
+      if (m.kernels.empty() || m.kernels.back().fallback)
+        malformed(line, "a 'tmap' record must follow its kernel's record, before its 'fallback'");
+      KernelInfo &k = m.kernels.back();
+      TensorMapSpec spec;
+      const std::string_view param = next_field(rest), swizzle = next_field(rest), box = next_field(rest);
+      if (!parse_int(param, spec.param) || spec.param < 0 || spec.param >= int(k.params.size()) ||
+          !k.params[size_t(spec.param)].is_tensor)
+        malformed(line, "tensor map of '" + std::string(param) + "', which is not a tensor parameter of the kernel");
+      if (!parse_int(swizzle, spec.swizzle_bytes) ||
+          (spec.swizzle_bytes != 0 && spec.swizzle_bytes != 32 && spec.swizzle_bytes != 64 && spec.swizzle_bytes != 128))
+        malformed(line, "tensor map swizzle '" + std::string(swizzle) + "' is not 0, 32, 64 or 128");
+      std::string_view dims = box;
+      while (!dims.empty()) {
+        const size_t x = dims.find('x');
+        int extent = 0;
+        if (!parse_int(dims.substr(0, x), extent) || extent < 1 || extent > 256)
+          malformed(line, "tensor map box '" + std::string(box) + "' is not extents of 1 to 256 joined by 'x'");
+        spec.box.push_back(extent);
+        dims = x == std::string_view::npos ? std::string_view() : dims.substr(x + 1);
+      }
+      if (spec.box.size() != size_t(k.params[size_t(spec.param)].rank) || !rest.empty())
+        malformed(line, "tensor map box '" + std::string(box) + "' does not have one extent per dimension of the tensor");
+      k.tensor_maps.push_back(std::move(spec));
+    } else if (kind == "fallback") {
+      if (m.kernels.empty() || m.kernels.back().tensor_maps.empty() || m.kernels.back().fallback)
+        malformed(line, "a 'fallback' record must follow a kernel's 'tmap' records, once");
+      EntryInfo e;
+      e.symbol = next_field(rest);
+      const std::string_view threads = next_field(rest), shared = next_field(rest);
+      auto [end, ec] = std::from_chars(shared.data(), shared.data() + shared.size(), e.shared_bytes);
+      if (e.symbol.empty() || !parse_int(threads, e.threads) || e.threads <= 0 || shared.empty() ||
+          ec != std::errc() || end != shared.data() + shared.size() || e.shared_bytes < 0 || !rest.empty())
+        malformed(line, "expected 'fallback <symbol> <threads> <shared bytes>'");
+      m.kernels.back().fallback = std::move(e);
     } else {
       malformed(line, "unknown record '" + std::string(kind) + "'");
     }
   }
+  if (!m.kernels.empty() && !m.kernels.back().tensor_maps.empty() && !m.kernels.back().fallback)
+    malformed(line, "kernel '" + m.kernels.back().key + "' has tensor maps but no 'fallback' record");
   if (line == 0)
     malformed(1, "the manifest is empty");
   if (!have_target)

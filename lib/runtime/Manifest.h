@@ -19,8 +19,11 @@
 #pragma once
 
 #include <string>
+#include <optional>
 #include <string_view>
 #include <vector>
+
+#include "runtime/TensorMap.h"
 
 namespace tile::runtime {
 
@@ -32,6 +35,13 @@ struct ParamSignature {
   friend bool operator==(const ParamSignature &, const ParamSignature &) = default;
 };
 
+/// One entry of an image: its symbol and how to launch it.
+struct EntryInfo {
+  std::string symbol;
+  int threads = 0;
+  long long shared_bytes = 0;
+};
+
 struct KernelInfo {
   std::string key;
   std::string symbol;
@@ -39,6 +49,10 @@ struct KernelInfo {
   long long shared_bytes = 0;
   std::vector<ParamSignature> params;
   std::string display_name;
+  /// Tensor maps passed after the parameters (bulk tensor copies), and the entry that needs
+  /// none, for launches whose tensors no map can describe.
+  std::vector<TensorMapSpec> tensor_maps;
+  std::optional<EntryInfo> fallback;
 };
 
 struct Manifest {

@@ -1,5 +1,7 @@
 #include "runtime/Registry.h"
 
+#include <tuple>
+
 #include "tile/detail/launch.h"
 #include "tile/host.h"
 
@@ -13,7 +15,7 @@ struct Registry::Image {
   // launches of other images go on.
   std::mutex load_mutex;
   std::map<const Backend *, ModuleHandle> modules;
-  std::map<std::pair<const Backend *, const KernelInfo *>, FunctionHandle> functions;
+  std::map<std::tuple<const Backend *, const KernelInfo *, bool>, FunctionHandle> functions; // bool: fallback
 };
 
 namespace {
@@ -97,16 +99,17 @@ std::optional<Registry::Lookup> Registry::find(std::string_view key, std::string
   return l;
 }
 
-FunctionHandle Registry::function(Image &image, const KernelInfo &kernel, Backend &backend) {
+FunctionHandle Registry::function(Image &image, const KernelInfo &kernel, Backend &backend, bool fallback) {
   std::lock_guard lock(image.load_mutex);
-  auto known = image.functions.find({&backend, &kernel});
+  auto known = image.functions.find({&backend, &kernel, fallback});
   if (known != image.functions.end())
     return known->second;
   auto loaded = image.modules.find(&backend);
   if (loaded == image.modules.end())
     loaded = image.modules.emplace(&backend, backend.load_module(image.bytes, image.size)).first;
-  FunctionHandle fn = backend.find_function(loaded->second, kernel.symbol);
-  image.functions.emplace(std::make_pair(&backend, &kernel), fn);
+  FunctionHandle fn =
+      backend.find_function(loaded->second, fallback && kernel.fallback ? kernel.fallback->symbol : kernel.symbol);
+  image.functions.emplace(std::make_tuple(&backend, &kernel, fallback), fn);
   return fn;
 }
 

@@ -63,7 +63,8 @@ public:
   /// The entry of `kernel` in `image` on `backend`, loading the image there on first use.
   /// Thread-safe. Throws tile::error with the backend's cause when loading fails (and tries
   /// again on the next call).
-  FunctionHandle function(Image &image, const KernelInfo &kernel, Backend &backend);
+  /// `fallback`: the kernel's fallback entry (KernelInfo::fallback) instead of its own.
+  FunctionHandle function(Image &image, const KernelInfo &kernel, Backend &backend, bool fallback = false);
 
 private:
   struct Binding {

@@ -68,6 +68,7 @@ std::string encode_tensor_map(const rt::kernel_arg &arg, const TensorMapSpec &sp
     return "its data does not start on a 16-byte boundary";
   if (arg.strides[rank - 1] != 1)
     return "its last dimension is not contiguous (stride " + std::to_string(arg.strides[rank - 1]) + ")";
+  out.base = arg.data;
   out.data_type = type;
   out.rank = rank;
   for (int i = 0; i < rank; ++i) {

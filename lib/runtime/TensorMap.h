@@ -31,6 +31,7 @@ struct TensorMapSpec {
 /// The driver's description of one tensor map, dimensions innermost first as the driver
 /// takes them.
 struct TensorMapEncoding {
+  const void *base = nullptr; // the tensor's first element
   int data_type = 0; // CUtensorMapDataType
   int rank = 0;
   std::uint64_t dims[5] = {};

@@ -4,23 +4,13 @@
 #include <set>
 
 #include "ir/Visitor.h"
+#include "transforms/PipelineStages.h"
 
 namespace tile::transforms {
 
 using namespace ir;
 
 namespace {
-
-/// Whether `e` loads from any buffer.
-bool reads_memory(const Expr &e) {
-  class Reads : public IRVisitor {
-  public:
-    bool any = false;
-    void visit_Load(const LoadNode *) override { any = true; }
-  } reads;
-  reads.visit(e);
-  return reads.any;
-}
 
 /// The shared buffer a producer fills, or null when `s` is not a producer: a Threads loop
 /// whose stores all go to one shared buffer and whose loads all read global memory.
@@ -56,81 +46,6 @@ const BufferNode *produced_buffer(const Stmt &s) {
   return ok ? target : nullptr;
 }
 
-/// Replaces variables by expressions and a buffer's accesses by a stage of its copies.
-class Rewrite : public Substituter {
-public:
-  std::map<const BufferNode *, Buffer> staged; // B -> B[stages, ...]
-  Expr stage;
-
-  /// The indices of an access of a staged buffer: the stage, then its own.
-  std::vector<Expr> staged_indices(const std::vector<Expr> &indices) {
-    std::vector<Expr> idx = {stage};
-    for (auto &i : indices)
-      idx.push_back(mutate(i));
-    return idx;
-  }
-  Expr mutate_Load(const Expr &self, const LoadNode *n) override {
-    auto it = staged.find(n->buffer.get());
-    return it == staged.end() ? IRMutator::mutate_Load(self, n) : load(it->second, staged_indices(n->indices));
-  }
-  Stmt mutate_Store(const Stmt &self, const StoreNode *n) override {
-    auto it = staged.find(n->buffer.get());
-    return it == staged.end() ? IRMutator::mutate_Store(self, n)
-                              : store(it->second, staged_indices(n->indices), mutate(n->value));
-  }
-  Region mutate_region(const Region &r) {
-    auto it = staged.find(r.buffer.get());
-    if (it == staged.end())
-      return mutate(r);
-    Region out;
-    out.buffer = it->second;
-    out.begin = {stage};
-    out.extent = {1};
-    for (auto &b : r.begin)
-      out.begin.push_back(mutate(b));
-    for (auto e : r.extent)
-      out.extent.push_back(e);
-    for (int d : r.tile_dims)
-      out.tile_dims.push_back(d + 1);
-    return out;
-  }
-  Stmt mutate_Gemm(const Stmt &, const GemmNode *n) override {
-    return std::make_shared<GemmNode>(mutate_region(n->a), mutate_region(n->b), mutate_region(n->c), n->transpose_a,
-                                      n->transpose_b, n->clear_accum, n->policy);
-  }
-  Stmt mutate_Copy(const Stmt &, const CopyNode *n) override {
-    return std::make_shared<CopyNode>(mutate_region(n->src), mutate_region(n->dst));
-  }
-};
-
-/// Whether `s` mentions buffer `b` anywhere (accesses, regions, declaration).
-bool mentions(const Stmt &s, const BufferNode *b) {
-  bool found = false;
-  class Finder : public IRVisitor {
-  public:
-    const BufferNode *b;
-    bool &found;
-    Finder(const BufferNode *x, bool &f) : b(x), found(f) {}
-    void visit_Load(const LoadNode *n) override {
-      found |= n->buffer.get() == b;
-      IRVisitor::visit_Load(n);
-    }
-    void visit_Store(const StoreNode *n) override {
-      found |= n->buffer.get() == b;
-      IRVisitor::visit_Store(n);
-    }
-    void visit(const Stmt &s) override {
-      if (auto g = s->as<GemmNode>())
-        found |= g->a.buffer.get() == b || g->b.buffer.get() == b || g->c.buffer.get() == b;
-      else if (auto c = s->as<CopyNode>())
-        found |= c->src.buffer.get() == b || c->dst.buffer.get() == b;
-      IRVisitor::visit(s);
-    }
-  } finder(b, found);
-  finder.visit(s);
-  return found;
-}
-
 class Injector : public IRMutator {
 public:
   explicit Injector(Kernel &k) : k_(k) {}
@@ -143,33 +58,9 @@ private:
     if (n->for_kind != ForKind::Pipelined || n->stages < 2)
       return IRMutator::mutate_For(self, n);
     const int S = n->stages;
-    auto q = n->body->as<SeqNode>();
-    if (!q)
+    if (!n->body->as<SeqNode>())
       return IRMutator::mutate_For(self, n);
-    // Scalars the body declares first and never assigns (`const int k0 = kb * BN;` for the
-    // copies' offsets) are their values: substituted, so that the copies after them lead the
-    // body and each stage computes them for its own iteration.
-    // The value must be the same wherever it is used: the variable is never assigned, and
-    // its initializer reads no memory and no variable the body assigns.
-    std::vector<Stmt> stmts = q->stmts;
-    std::set<const VarNode *> assigned;
-    for_each_node(n->body, nullptr, [&](const Stmt &x) {
-      if (auto a = x->as<AssignNode>())
-        assigned.insert(a->var.get());
-    });
-    Substituter values;
-    size_t lead = 0;
-    for (; lead < stmts.size(); ++lead) {
-      auto d = stmts[lead]->as<DeclareNode>();
-      if (!d || !d->init || assigned.count(d->var.get()) || reads_any(d->init, assigned) || reads_memory(d->init))
-        break;
-      values.vars[d->var.get()] = values.mutate(d->init);
-    }
-    if (lead > 0) {
-      stmts.erase(stmts.begin(), stmts.begin() + lead);
-      for (auto &x : stmts)
-        x = values.mutate(x);
-    }
+    const std::vector<Stmt> stmts = pipelined_body(n);
     std::vector<Stmt> producers, consumers;
     std::set<const BufferNode *> filled;
     for (auto &s : stmts) {
@@ -203,22 +94,16 @@ private:
         return unpipelined("'" + b->name + "', which it copies into, is used outside the loop or by another "
                            "pipelined loop");
     }
-    Rewrite base;
+    StageRewrite base;
     for (auto *b : filled) {
-      std::vector<std::int64_t> shape = {S};
-      for (int d = 0; d < b->rank(); ++d)
-        shape.push_back(b->extent(d));
-      Buffer staged = make_buffer(b->name, Scope::Shared, b->dtype, shape);
-      staged->loc = b->loc;
-      if (auto it = k_.shared_layouts.find(b); it != k_.shared_layouts.end())
-        k_.shared_layouts[staged.get()] = it->second;
+      Buffer staged = staged_buffer(k_, b, S);
       base.staged[b] = staged;
       staged_all[b] = staged;
     }
     const Expr extent = n->extent, begin = n->begin, step = n->step;
     auto iteration = [&](const Expr &i) { return add(begin, mul(i, step)); };
     auto produce = [&](const Expr &i, int ahead, int stages) {
-      Rewrite r = base;
+      StageRewrite r = base;
       r.vars[n->var.get()] = cast(n->var->type, iteration(i));
       r.stage = binary(BinaryOp::Mod, i, int_imm(S, i->type));
       std::vector<Stmt> out;
@@ -256,7 +141,7 @@ private:
     // stage (it - 1) % S may be refilled), the copies of iteration it + D into stage
     // (it + D) % S, then the work of iteration it.
     Var it = make_var("it", extent->type);
-    Rewrite work = base;
+    StageRewrite work = base;
     work.stage = binary(BinaryOp::Mod, Expr(it), int_imm(S, extent->type));
     std::vector<Stmt> body = {declare(n->var, cast(n->var->type, iteration(it)))};
     body.push_back(std::make_shared<AsyncWaitNode>(D - 1));
@@ -276,64 +161,6 @@ public:
   /// Buffers used outside the pipelined loops that would fill them (found first).
   std::set<const BufferNode *> uses_outside_;
 };
-
-/// Shared buffers mentioned outside pipelined loops (they cannot be multi-buffered).
-void find_outside_uses(const Stmt &s, std::set<const BufferNode *> &out) {
-  if (!s)
-    return;
-  if (auto f = s->as<ForNode>(); f && f->for_kind == ForKind::Pipelined && f->stages >= 2)
-    return;
-  if (auto q = s->as<SeqNode>()) {
-    for (auto &c : q->stmts)
-      find_outside_uses(c, out);
-    return;
-  }
-  if (auto f = s->as<ForNode>())
-    return find_outside_uses(f->body, out);
-  if (auto i = s->as<IfNode>()) {
-    find_outside_uses(i->then_case, out);
-    find_outside_uses(i->else_case, out);
-    return;
-  }
-  if (s->as<DeclBufferNode>())
-    return;
-  for_each_node(
-      s,
-      [&](const Expr &e) {
-        if (auto l = e->as<LoadNode>())
-          out.insert(l->buffer.get());
-      },
-      [&](const Stmt &x) {
-        if (auto st = x->as<StoreNode>())
-          out.insert(st->buffer.get());
-        else if (auto g = x->as<GemmNode>()) {
-          out.insert(g->a.buffer.get());
-          out.insert(g->b.buffer.get());
-        } else if (auto c = x->as<CopyNode>()) {
-          out.insert(c->src.buffer.get());
-          out.insert(c->dst.buffer.get());
-        }
-      });
-}
-
-/// Shared buffers used by more than one pipelined loop: each loop would multi-buffer them
-/// on its own (and a loop left serial would still use the buffer it replaced), so they are
-/// treated as used outside.
-void find_shared_between_loops(const Stmt &body, std::set<const BufferNode *> &out) {
-  std::map<const BufferNode *, int> loops;
-  for_each_node(body, nullptr, [&](const Stmt &s) {
-    auto f = s->as<ForNode>();
-    if (!f || f->for_kind != ForKind::Pipelined || f->stages < 2)
-      return;
-    std::set<const BufferNode *> used;
-    find_outside_uses(f->body, used);
-    for (const BufferNode *b : used)
-      ++loops[b];
-  });
-  for (auto &[b, n] : loops)
-    if (n > 1)
-      out.insert(b);
-}
 
 /// Declarations of the multi-buffered buffers.
 class Redeclare : public IRMutator {
@@ -366,8 +193,7 @@ Kernel inject_pipeline(const Kernel &kernel, int stages) {
   }
   const Kernel original = k;
   Injector injector(k);
-  find_outside_uses(original.body, injector.uses_outside_);
-  find_shared_between_loops(original.body, injector.uses_outside_);
+  injector.uses_outside_ = unstageable_buffers(original.body);
   Stmt body = injector.mutate(original.body);
   if (injector.staged_all.empty()) {
     Kernel unchanged = original;

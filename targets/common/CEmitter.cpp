@@ -460,6 +460,9 @@ void CEmitter::emit_mma(const MmaNode *) { unlowered("a tensor-core instruction"
 void CEmitter::emit_wgmma(const WgmmaNode *) { unlowered("a warpgroup tensor-core instruction"); }
 void CEmitter::emit_warpgroup_sync(const WarpgroupSyncNode *) { unlowered("a warpgroup fence"); }
 void CEmitter::emit_proxy_fence() { unlowered("an async-proxy fence"); }
+void CEmitter::emit_mbarrier(const MbarrierNode *) { unlowered("an mbarrier"); }
+void CEmitter::emit_bulk_copy(const BulkCopyNode *) { unlowered("a bulk tensor copy"); }
+void CEmitter::emit_register_budget(const RegisterBudgetNode *) { unlowered("a register budget"); }
 
 void CEmitter::unlowered(const std::string &what) {
   line("#error \"tile: " + what + " reached the codegen; a pass is missing from the pipeline\"");
@@ -521,7 +524,7 @@ void CEmitter::stmt(const Stmt &s) {
   case StmtKind::Assert:
     return emit_assert(s->as<AssertNode>());
   case StmtKind::Barrier:
-    return emit_barrier();
+    return emit_barrier(s->as<BarrierNode>());
   case StmtKind::Async:
     return emit_async(s->as<AsyncNode>());
   case StmtKind::AsyncCommit:
@@ -539,6 +542,12 @@ void CEmitter::stmt(const Stmt &s) {
     return emit_warpgroup_sync(s->as<WarpgroupSyncNode>());
   case StmtKind::ProxyFence:
     return emit_proxy_fence();
+  case StmtKind::Mbarrier:
+    return emit_mbarrier(s->as<MbarrierNode>());
+  case StmtKind::BulkCopy:
+    return emit_bulk_copy(s->as<BulkCopyNode>());
+  case StmtKind::RegisterBudget:
+    return emit_register_budget(s->as<RegisterBudgetNode>());
   case StmtKind::AnnotateLayout:
     return; // consumed by layout inference where a target has one
   case StmtKind::Copy:

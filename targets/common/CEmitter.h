@@ -115,7 +115,7 @@ protected:
   virtual void emit_gemm(const ir::GemmNode *n) = 0;
   virtual void emit_atomic(const ir::AtomicNode *n);
   virtual void emit_assert(const ir::AssertNode *n) = 0;
-  virtual void emit_barrier() = 0;
+  virtual void emit_barrier(const ir::BarrierNode *n) = 0;
   /// Asynchronous copies (inject-pipeline): by default the body runs synchronously and the
   /// commits and waits are nothing.
   virtual void emit_async(const ir::AsyncNode *n) { stmt(n->body); }
@@ -132,6 +132,9 @@ protected:
   virtual void emit_wgmma(const ir::WgmmaNode *n);
   virtual void emit_warpgroup_sync(const ir::WarpgroupSyncNode *n);
   virtual void emit_proxy_fence();
+  virtual void emit_mbarrier(const ir::MbarrierNode *n);
+  virtual void emit_bulk_copy(const ir::BulkCopyNode *n);
+  virtual void emit_register_budget(const ir::RegisterBudgetNode *n);
   /// An #error line for IR the target cannot take (a pass is missing from its pipeline).
   void unlowered(const std::string &what);
 };

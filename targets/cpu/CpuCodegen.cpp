@@ -136,7 +136,7 @@ private:
     line("}");
   }
 
-  void emit_barrier() override {} // a block is one thread on the CPU
+  void emit_barrier(const ir::BarrierNode *) override {} // a block is one thread on the CPU
 
   std::pair<std::string, std::string> print_prefix() override {
     return {"[block %lld,%lld,%lld]",

@@ -55,7 +55,10 @@ public:
   /// dynamic shared memory it needs.
   std::int64_t finish(std::ostringstream &os, const std::string &body) {
     std::ostringstream &os_ = os;
-    os_ << targets::kernel_comment(k_) << "extern \"C\" __global__ void __launch_bounds__(" << k_.threads << ") " << kernel_symbol(k_) << "(";
+    // With a producer warpgroup, one block an SM at most (its registers are divided among
+    // the warpgroups by setmaxnreg, which needs the bound).
+    os_ << targets::kernel_comment(k_) << "extern \"C\" __global__ void __launch_bounds__("
+        << k_.threads + k_.producer_threads << (k_.producer_threads ? ", 1" : "") << ") " << kernel_symbol(k_) << "(";
     for (size_t i = 0; i < k_.params.size(); ++i) {
       const Param &p = k_.params[i];
       os_ << (i ? ", " : "");
@@ -64,6 +67,11 @@ public:
       else
         os_ << (is_float(p.scalar->type) ? "double " : "int64_t ") << arg_names_[i];
     }
+    // Tensor maps after the parameters, in the order of Kernel::tensor_maps (the runtime
+    // appends them so).
+    for (size_t i = 0; i < tensor_map_names_.size(); ++i)
+      os_ << (i || !k_.params.empty() ? ", " : "") << "const __grid_constant__ tile_cuda::tensor_map "
+          << tensor_map_names_[i];
     os_ << ") {\n";
     if (shared_bytes_ > 0) {
       // The target's alignment, or more where a tile's layout needs it (wgmma's swizzle).
@@ -92,7 +100,11 @@ private:
   const std::int64_t shared_alignment_;
   int threads_depth_ = 0; // > 0 inside a Threads or Slots loop (per-thread work)
 
+  std::vector<std::string> tensor_map_names_;
+
   void params() {
+    for (size_t i = 0; i < k_.tensor_maps.size(); ++i)
+      tensor_map_names_.push_back(names_.fresh("tensor_map" + std::to_string(i)));
     for (size_t i = 0; i < k_.params.size(); ++i) {
       const Param &p = k_.params[i];
       const std::string base = p.tensor ? p.tensor->name : p.scalar->name;
@@ -116,7 +128,7 @@ private:
   void block_coordinates() {
     if (k_.thread_index) {
       line("const int32_t " + var(k_.thread_index) + " = (int32_t)threadIdx.x;");
-      ranges_[k_.thread_index.get()] = {0, k_.threads - 1};
+      ranges_[k_.thread_index.get()] = {0, k_.threads + k_.producer_threads - 1};
     }
     blk_ = names_.fresh("blk");
     line("const tile_cuda::block3 " + blk_ + " = tile_cuda::block_index(" + std::to_string(k_.swizzle_panel) + ");");
@@ -380,7 +392,44 @@ private:
     line("}");
   }
 
-  void emit_barrier() override { line("__syncthreads();"); }
+  /// With a producer warpgroup, a barrier of the kernel's own threads is a named one (1):
+  /// the producer's threads never reach it.
+  void emit_barrier(const BarrierNode *n) override {
+    if (k_.producer_threads && !n->whole_block)
+      line("tile_cuda::named_barrier<1, " + std::to_string(k_.threads) + ">();");
+    else
+      line("__syncthreads();");
+  }
+  void emit_mbarrier(const MbarrierNode *n) override {
+    const std::string bar = address(n->barriers, n->index);
+    switch (n->op) {
+    case MbarrierOp::Init:
+      line("tile_cuda::mbarrier_init(" + bar + ", " + expr(n->value) + ");");
+      break;
+    case MbarrierOp::ArriveExpectTx:
+      line("tile_cuda::mbarrier_arrive_expect_tx(" + bar + ", " + expr(n->value) + ");");
+      break;
+    case MbarrierOp::Arrive:
+      line("tile_cuda::mbarrier_arrive(" + bar + ");");
+      break;
+    case MbarrierOp::Wait:
+      line("tile_cuda::mbarrier_wait(" + bar + ", " + expr(n->value) + ");");
+      break;
+    }
+  }
+  /// The helper takes the coordinates innermost first, as the instruction does.
+  void emit_bulk_copy(const BulkCopyNode *n) override {
+    std::string coords;
+    for (size_t i = n->coords.size(); i-- > 0;)
+      coords += expr(n->coords[i]) + (i ? ", " : "");
+    line("tile_cuda::bulk_tensor_load<" + std::to_string(n->coords.size()) + ">(" + address(n->dst, n->dst_offset) +
+         ", &" + tensor_map_names_.at(size_t(n->map)) + ", " + address(n->barriers, n->barrier_index) + ", {" + coords +
+         "});");
+  }
+  void emit_register_budget(const RegisterBudgetNode *n) override {
+    line(std::string("tile_cuda::setmaxnreg_") + (n->increase ? "inc" : "dec") + "<" + std::to_string(n->registers) +
+         ">();");
+  }
 
   // (An Async statement's copies into shared memory are async VectorMoves where they can
   // be, lower-vector-access; its other stores run as they are.)
@@ -403,7 +452,10 @@ private:
 
 } // namespace
 
-std::string kernel_symbol(const Kernel &kernel) { return targets::entry_symbol("tile_cuda_", kernel.key); }
+std::string kernel_symbol(const Kernel &kernel) {
+  // A fallback (Kernel::fallback_of) is a second entry of the same kernel.
+  return targets::entry_symbol("tile_cuda_", kernel.key) + (kernel.fallback_of.empty() ? "" : "_fallback");
+}
 
 Source emit_source(const std::vector<Kernel> &kernels, const ir::Target &target) {
   Source src;

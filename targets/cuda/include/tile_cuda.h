@@ -474,6 +474,22 @@ __device__ __forceinline__ void mbarrier_arrive_expect_tx(uint64_t *bar, unsigne
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(detail::smem_address(bar)), "r"(bytes)
                : "memory");
 }
+/// A tensor map (CUtensorMap: 128 opaque bytes the driver encodes on the host), passed to a
+/// kernel by value as a __grid_constant__ parameter.
+struct alignas(64) tensor_map {
+  unsigned char bytes[128];
+};
+/// Waits for the first Threads threads of the block (named barrier Id), not the others.
+template <int Id, int Threads> __device__ __forceinline__ void named_barrier() {
+  asm volatile("bar.sync %0, %1;\n" ::"n"(Id), "n"(Threads) : "memory");
+}
+/// A warpgroup's registers per thread raised or lowered to N (setmaxnreg, sm_90a).
+template <int N> __device__ __forceinline__ void setmaxnreg_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+template <int N> __device__ __forceinline__ void setmaxnreg_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+}
 /// Arrives once.
 __device__ __forceinline__ void mbarrier_arrive(uint64_t *bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(detail::smem_address(bar)) : "memory");

@@ -4,7 +4,7 @@
 // RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=gpu %s 2>&1 | FileCheck %s --check-prefix=TARGET
 // TARGET: error: tile plugin: unknown target 'gpu' in targets=
 // RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-print-after=nonsense %s 2>&1 | FileCheck %s --check-prefix=PASS
-// PASS: error: tile plugin: unknown pass 'nonsense' in print-after=; the passes are: (cpu) frontend lower-tile-ops codegen (cuda) frontend infer-layout lower-tile-ops lower-gemm lower-fragments bind-threads inject-pipeline insert-sync plan-shared-memory lower-thread-loops lower-vector-access roll-fallback-loops lower-mma codegen
+// PASS: error: tile plugin: unknown pass 'nonsense' in print-after=; the passes are: (cpu) frontend lower-tile-ops codegen (cuda) frontend infer-layout warp-specialize lower-tile-ops lower-gemm lower-fragments bind-threads inject-pipeline insert-sync plan-shared-memory lower-thread-loops lower-vector-access roll-fallback-loops lower-mma codegen
 // RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm80 %s 2>&1 | FileCheck %s --check-prefix=ARCH
 // ARCH: error: tile plugin: unknown CUDA architecture 'sm80'; write it as sm_NN or sm_NNa (sm_90a, sm_80)
 // RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cpu,hip:gfx90a %s 2>&1 | FileCheck %s --check-prefix=HIP

@@ -11,13 +11,17 @@
 // REMARKS: remark: [cuda:sm_90a] gemm on tensor cores (wgmma.m64n128k16.bf16, 2 warpgroups, a and b from shared memory)
 // REMARKS: remark: [cuda:sm_80] gemm on tensor cores (mma.sync.m16n8k16.bf16
 // The pipelines say how far ahead their copies run: with 4 stages and a lone wgmma gemm, one
-// iteration less than stages - 1 (the lagging wait below), on mma.sync stages - 1.
-// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a+sm_80 -fplugin-arg-tile-remarks %s 2>&1 \
+// iteration less than stages - 1 (the lagging wait below), on mma.sync stages - 1. (Without
+// warp-specialize, whose producer warpgroup takes these loops by default on sm_90a: this is
+// the path of its fallback, warp-specialize.cpp.)
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a+sm_80 -fplugin-arg-tile-remarks \
+// RUN:   -fplugin-arg-tile-warp-specialize=off %s 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=STAGES
 // STAGES-DAG: wgmma.cpp:{{[0-9]+}}:3: remark: [cuda:sm_90a] pipelined loop: 2 stages, the copies into 'As', 'Bs' run 1 iteration ahead, issued while the first gemm runs (wgmma)
 // STAGES-DAG: wgmma.cpp:{{[0-9]+}}:3: remark: [cuda:sm_90a] pipelined loop: 4 stages, the copies into 'As', 'Bs' run 2 iterations ahead, issued while the first gemm runs (wgmma)
 // STAGES-DAG: wgmma.cpp:{{[0-9]+}}:3: remark: [cuda:sm_80] pipelined loop: 4 stages, the copies into 'As', 'Bs' run 3 iterations ahead
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-gemm=wgmma \
+// RUN:   -fplugin-arg-tile-warp-specialize=off \
 // RUN:   -fplugin-arg-tile-print-after=infer-layout,inject-pipeline,lower-mma %s 2>&1 | FileCheck %s
 // CHECK-LABEL: IR after infer-layout
 // CHECK: shared As: bf16[128, 64] rows of 64 swizzled 128

@@ -1,0 +1,50 @@
+// What the two passes that pipeline loops share (inject-pipeline with cp.async, warp-
+// specialize with bulk copies and a producer warpgroup; not a pass itself): a `pipelined`
+// loop's body with its leading constant declarations substituted, the buffers that may be
+// multi-buffered, and the rewrite of a buffer's accesses into one stage of its copies.
+#pragma once
+
+#include <map>
+#include <set>
+#include <vector>
+
+#include "ir/IR.h"
+#include "ir/Visitor.h"
+
+namespace tile::transforms {
+
+/// Whether `e` loads from any buffer.
+bool reads_memory(const ir::Expr &e);
+
+/// The statements of pipelined loop `n`'s body (a Seq; empty if it is not one), with the
+/// scalars it declares first and never assigns (`const int k0 = kb * BN;` for the copies'
+/// offsets) replaced by their values, so that the copies after them lead the body. A
+/// value must be the same wherever it is used: the variable is never assigned, and its
+/// initializer reads no memory and no variable the body assigns.
+std::vector<ir::Stmt> pipelined_body(const ir::ForNode *n);
+
+/// Shared buffers that no pipelined loop may multi-buffer: those used outside pipelined
+/// loops, and those used by more than one (each loop would stage them on its own).
+std::set<const ir::BufferNode *> unstageable_buffers(const ir::Stmt &body);
+
+/// `b` with `stages` copies: B[R, C] becomes B[stages, R, C], its shared layout (`k`'s) too.
+ir::Buffer staged_buffer(ir::Kernel &k, const ir::BufferNode *b, int stages);
+
+/// Replaces variables by expressions (Substituter's `vars`) and each staged buffer's
+/// accesses, regions included, by those of stage `stage` of its copies.
+class StageRewrite : public ir::Substituter {
+public:
+  std::map<const ir::BufferNode *, ir::Buffer> staged; // B -> B[stages, ...]
+  ir::Expr stage;
+
+  ir::Expr mutate_Load(const ir::Expr &self, const ir::LoadNode *n) override;
+  ir::Stmt mutate_Store(const ir::Stmt &self, const ir::StoreNode *n) override;
+  ir::Stmt mutate_Gemm(const ir::Stmt &, const ir::GemmNode *n) override;
+  ir::Stmt mutate_Copy(const ir::Stmt &, const ir::CopyNode *n) override;
+  ir::Region mutate_region(const ir::Region &r);
+
+private:
+  std::vector<ir::Expr> staged_indices(const std::vector<ir::Expr> &indices);
+};
+
+} // namespace tile::transforms

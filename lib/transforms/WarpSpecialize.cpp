@@ -1,0 +1,374 @@
+#include "transforms/WarpSpecialize.h"
+
+#include <set>
+
+#include "analysis/SharedAccess.h"
+#include "ir/SharedLayout.h"
+#include "ir/Visitor.h"
+#include "transforms/PipelineStages.h"
+
+namespace tile::transforms {
+
+using namespace ir;
+
+namespace {
+
+constexpr int kProducerThreads = 128; // one warpgroup
+constexpr int kProducerRegisters = 40;
+
+/// The variables `e` reads.
+void free_vars(const Expr &e, std::set<const VarNode *> &out) {
+  class Vars : public IRVisitor {
+  public:
+    std::set<const VarNode *> &out;
+    explicit Vars(std::set<const VarNode *> &o) : out(o) {}
+    void visit_Var(const VarNode *v) override { out.insert(v); }
+  } vars(out);
+  vars.visit(e);
+}
+
+/// One copy the producer runs: its tensor map and boxes.
+struct BulkCopyPlan {
+  const CopyNode *copy;
+  int param = -1;
+  std::int64_t rows = 0, box_cols = 0, boxes = 0; // boxes of rows x box_cols, side by side
+  std::int64_t bytes = 0;                         // of the whole tile
+};
+
+class Specializer {
+public:
+  Specializer(Kernel &k, const Target &t) : k_(k), t_(t) {}
+
+  /// Specializes the first top-level pipelined loop with a warpgroup gemm; false (with a
+  /// remark where one was found) when it cannot.
+  bool run() {
+    auto q = k_.body->as<SeqNode>();
+    std::vector<Stmt> top = q ? q->stmts : std::vector<Stmt>{k_.body};
+    for (size_t i = 0; i < top.size(); ++i) {
+      auto f = top[i]->as<ForNode>();
+      if (f && f->for_kind == ForKind::Pipelined && f->stages >= 2 && has_warpgroup_gemm(f->body))
+        return specialize(top, i);
+    }
+    // A loop with a warpgroup gemm nested deeper stays as it is.
+    for_each_node(k_.body, nullptr, [&](const Stmt &s) {
+      auto f = s->as<ForNode>();
+      if (f && f->for_kind == ForKind::Pipelined && f->stages >= 2 && has_warpgroup_gemm(f->body))
+        not_specialized(f, "it is inside another statement (only a loop at the top of the kernel's body is)");
+    });
+    return false;
+  }
+
+private:
+  Kernel &k_;
+  const Target &t_;
+  bool remarked_ = false;
+
+  bool has_warpgroup_gemm(const Stmt &s) const {
+    bool found = false;
+    for_each_node(s, nullptr, [&](const Stmt &x) {
+      if (auto g = x->as<GemmNode>(); g && k_.warpgroup_gemm(*g))
+        found = true;
+    });
+    return found;
+  }
+  bool not_specialized(const StmtNode *loop, const std::string &why) {
+    if (!remarked_)
+      k_.remarks.push_back({loop->loc, "pipelined loop not warp-specialized: " + why});
+    remarked_ = true;
+    return false;
+  }
+  int param_of(const BufferNode *b) const {
+    for (size_t i = 0; i < k_.params.size(); ++i)
+      if (k_.params[i].tensor.get() == b)
+        return int(i);
+    return -1;
+  }
+
+  /// Whether copy `c` can be bulk tensor copies; `why` says why not.
+  std::optional<BulkCopyPlan> plan_copy(const CopyNode *c, std::string &why) const {
+    const Region &src = c->src, &dst = c->dst;
+    const BufferNode *d = dst.buffer.get();
+    const std::string name = "'" + d->name + "'";
+    BulkCopyPlan p{c};
+    p.param = param_of(src.buffer.get());
+    if (p.param < 0 || d->scope != Scope::Shared)
+      return why = "the copy into " + name + " is not from a tensor parameter into shared memory", std::nullopt;
+    if (src.buffer->dtype != d->dtype)
+      return why = "the copy into " + name + " converts its elements", std::nullopt;
+    const int elem = bytes(d->dtype);
+    if (d->rank() != 2 || src.tile_dims.size() != 2 || dst.tile_shape() != src.tile_shape() ||
+        dst.num_elements() != d->num_elements())
+      return why = "the copy into " + name + " does not fill the whole two-dimensional tile", std::nullopt;
+    if (src.tile_dims[0] >= src.tile_dims[1] || src.tile_dims[1] != src.buffer->rank() - 1)
+      return why = "the copy into " + name + " transposes, or its rows are not along the tensor's last dimension",
+             std::nullopt;
+    auto sl = k_.shared_layouts.find(d);
+    const std::int64_t rows = d->extent(0), cols = d->extent(1), span = 128 / elem;
+    const bool swizzled = sl != k_.shared_layouts.end() && sl->second.swizzle_bytes == 128 &&
+                          ((sl->second.slab == span && sl->second.pitch == span) ||
+                           (sl->second.slab == 0 && sl->second.pitch == cols && cols == span));
+    if (!swizzled || cols % span != 0)
+      return why = "the tile " + name + " is not stored in rows or slabs of 128 bytes in the 128-byte swizzle",
+             std::nullopt;
+    if (rows > 256)
+      return why = "the tile " + name + " has more than 256 rows (a bulk copy's box)", std::nullopt;
+    p.rows = rows;
+    p.box_cols = span;
+    p.boxes = cols / span;
+    p.bytes = rows * cols * elem;
+    return p;
+  }
+
+  bool specialize(const std::vector<Stmt> &top, size_t at) {
+    const ForNode *loop = top[at]->as<ForNode>();
+    const int S = loop->stages, NT = k_.threads;
+    if (NT % kProducerThreads != 0 || NT + kProducerThreads > 1024)
+      return not_specialized(loop, "the kernel's " + std::to_string(NT) +
+                                       " threads are not whole warpgroups with room for one more");
+    bool asserts = false;
+    for_each_node(k_.body, nullptr, [&](const Stmt &s) { asserts |= s->as<AssertNode>() != nullptr; });
+    if (asserts)
+      return not_specialized(loop, "the kernel has a device_assert, which ends a thread early");
+    if (!loop->body->as<SeqNode>())
+      return not_specialized(loop, "its body does not start with copies from global into shared memory");
+    const std::vector<Stmt> stmts = pipelined_body(loop);
+    std::vector<BulkCopyPlan> copies;
+    std::vector<Stmt> consumers;
+    std::set<const BufferNode *> filled;
+    for (auto &s : stmts) {
+      auto c = s->as<CopyNode>();
+      if (consumers.empty() && c && c->src.buffer->scope == Scope::Global && c->dst.buffer->scope == Scope::Shared &&
+          !filled.count(c->dst.buffer.get())) {
+        std::string why;
+        auto p = plan_copy(c, why);
+        if (!p)
+          return not_specialized(loop, why);
+        copies.push_back(*p);
+        filled.insert(c->dst.buffer.get());
+      } else {
+        consumers.push_back(s);
+      }
+    }
+    if (copies.empty())
+      return not_specialized(loop, "its body does not start with copies from global into shared memory");
+    const std::set<const BufferNode *> unstageable = unstageable_buffers(k_.body);
+    for (const BufferNode *b : filled) {
+      if (unstageable.count(b))
+        return not_specialized(loop, "'" + b->name + "', which it copies into, is used outside the loop");
+      for (auto &c : consumers)
+        for (auto &w : analysis::shared_access(c).writes)
+          if (w.buffer == b)
+            return not_specialized(loop, "'" + b->name + "', which it copies into, is written in the loop too");
+    }
+
+    // The producer computes the copies' coordinates and the loop's bounds: they may read
+    // the parameters, the block's indices, the loop's variable and the leading top-level
+    // declarations that read no memory and are never assigned (which both sides run).
+    std::set<const VarNode *> assigned, known;
+    for_each_node(k_.body, nullptr, [&](const Stmt &x) {
+      if (auto a = x->as<AssignNode>())
+        assigned.insert(a->var.get());
+    });
+    for (auto &p : k_.params)
+      if (p.scalar)
+        known.insert(p.scalar.get());
+    for (auto &b : k_.block_index)
+      if (b)
+        known.insert(b.get());
+    std::vector<Stmt> prelude, before;
+    std::vector<Stmt> staged_decls;
+    for (size_t i = 0; i < at; ++i) {
+      if (auto d = top[i]->as<DeclareNode>(); d && d->init && !assigned.count(d->var.get()) && !reads_memory(d->init)) {
+        std::set<const VarNode *> reads;
+        free_vars(d->init, reads);
+        if (std::all_of(reads.begin(), reads.end(), [&](const VarNode *v) { return known.count(v) > 0; })) {
+          known.insert(d->var.get());
+          prelude.push_back(top[i]);
+          continue;
+        }
+      }
+      if (auto db = top[i]->as<DeclBufferNode>(); db && filled.count(db->buffer.get()))
+        continue; // declared staged, before the roles split
+      before.push_back(top[i]);
+    }
+    std::set<const VarNode *> needed;
+    for (const Expr &e : {loop->begin, loop->extent, loop->step})
+      free_vars(e, needed);
+    for (auto &p : copies)
+      for (auto &b : p.copy->src.begin)
+        free_vars(b, needed);
+    for (const VarNode *v : needed)
+      if (v != loop->var.get() && !known.count(v))
+        return not_specialized(loop, "the copies' offsets or the loop's bounds read '" + v->name +
+                                         "', which is not a parameter, a block index or a constant declared "
+                                         "before the loop");
+    for (const BufferNode *b : filled) {
+      bool declared = false;
+      for (size_t i = 0; i < at; ++i)
+        if (auto db = top[i]->as<DeclBufferNode>(); db && db->buffer.get() == b)
+          declared = true;
+      if (!declared)
+        return not_specialized(loop, "'" + b->name + "' is not declared at the top of the kernel's body");
+    }
+
+    // The tensor maps: one per tensor and box.
+    std::vector<int> map_of;
+    for (auto &p : copies) {
+      std::vector<std::int64_t> box(size_t(p.copy->src.buffer->rank()), 1);
+      box[size_t(p.copy->src.tile_dims[0])] = p.rows;
+      box[size_t(p.copy->src.tile_dims[1])] = p.box_cols;
+      int found = -1;
+      for (size_t m = 0; m < k_.tensor_maps.size(); ++m)
+        if (k_.tensor_maps[m].param == p.param && k_.tensor_maps[m].box == box)
+          found = int(m);
+      if (found < 0) {
+        found = int(k_.tensor_maps.size());
+        k_.tensor_maps.push_back({p.param, box, 128});
+      }
+      map_of.push_back(found);
+    }
+
+    // The staged buffers and the barriers: full[s] = barriers[s], empty[s] = barriers[S + s].
+    StageRewrite base;
+    for (const BufferNode *b : filled) {
+      base.staged[b] = staged_buffer(k_, b, S);
+      staged_decls.push_back(decl_buffer(base.staged[b]));
+    }
+    const Buffer bars = make_buffer("barriers", Scope::Shared, ScalarType::U64, {2 * S});
+    bars->loc = loop->loc;
+    staged_decls.push_back(decl_buffer(bars));
+    if (!k_.thread_index)
+      k_.thread_index = make_var("tid", ScalarType::I32);
+    const Expr tid = k_.thread_index;
+    const ScalarType it_type = loop->extent->type;
+    auto imm = [&](std::int64_t v) { return int_imm(v, it_type); };
+    auto iteration = [&](const Expr &i) { return cast(loop->var->type, add(loop->begin, mul(i, loop->step))); };
+    auto mbar = [&](MbarrierOp op, Expr index, Expr value) {
+      return std::make_shared<MbarrierNode>(op, bars, cast(ScalarType::I32, std::move(index)),
+                                            value ? cast(ScalarType::I32, std::move(value)) : nullptr);
+    };
+    std::int64_t tx_bytes = 0;
+    for (auto &p : copies)
+      tx_bytes += p.bytes;
+
+    Var s = make_var("s", ScalarType::I32);
+    Stmt init = if_then_else(binary(BinaryOp::EQ, tid, int_imm(0)),
+                             for_loop(s, int_imm(0), int_imm(S), ForKind::Serial,
+                                      seq({mbar(MbarrierOp::Init, s, int_imm(1)),
+                                           mbar(MbarrierOp::Init, add(s, int_imm(S)), int_imm(NT))})));
+
+    // The producer's loop.
+    Stmt producer;
+    {
+      Var it = make_var("it", it_type);
+      const Expr stage = binary(BinaryOp::Mod, Expr(it), imm(S)), round = div(Expr(it), imm(S));
+      StageRewrite r = base;
+      r.vars[loop->var.get()] = iteration(it);
+      std::vector<Stmt> body;
+      body.push_back(if_then_else(binary(BinaryOp::GE, Expr(it), imm(S)),
+                                  mbar(MbarrierOp::Wait, add(stage, imm(S)),
+                                       binary(BinaryOp::Mod, add(round, imm(1)), imm(2)))));
+      body.push_back(mbar(MbarrierOp::ArriveExpectTx, stage, int_imm(tx_bytes)));
+      for (size_t c = 0; c < copies.size(); ++c) {
+        const BulkCopyPlan &p = copies[c];
+        const Buffer &dst = base.staged[p.copy->dst.buffer.get()];
+        const SharedLayout &layout = k_.shared_layouts.at(dst.get());
+        for (std::int64_t j = 0; j < p.boxes; ++j) {
+          std::vector<Expr> coords;
+          for (size_t d = 0; d < p.copy->src.begin.size(); ++d) {
+            Expr c0 = r.mutate(p.copy->src.begin[d]);
+            if (int(d) == p.copy->src.tile_dims[1])
+              c0 = add(c0, int_imm(j * p.box_cols, c0->type));
+            coords.push_back(cast(ScalarType::I32, c0));
+          }
+          const Expr offset = shared_offset(*dst, &layout, {cast(ScalarType::I32, stage), int_imm(0), int_imm(j * p.box_cols)});
+          auto bulk = std::make_shared<BulkCopyNode>(map_of[c], std::move(coords), dst, offset, bars,
+                                                     cast(ScalarType::I32, stage));
+          bulk->loc = p.copy->loc;
+          body.push_back(bulk);
+        }
+      }
+      Stmt l = for_loop(it, imm(0), loop->extent, ForKind::Serial, seq(body));
+      producer = if_then_else(binary(BinaryOp::EQ, tid, int_imm(NT)), l);
+    }
+
+    // The consumers' loop.
+    Stmt consumer;
+    {
+      Var it = make_var("it", it_type);
+      const Expr stage = binary(BinaryOp::Mod, Expr(it), imm(S)), round = div(Expr(it), imm(S));
+      StageRewrite work = base;
+      work.stage = stage;
+      std::vector<Stmt> body = {declare(loop->var, iteration(it)),
+                                mbar(MbarrierOp::Wait, stage, binary(BinaryOp::Mod, round, imm(2)))};
+      for (auto &c : consumers)
+        body.push_back(work.mutate(c));
+      body.push_back(mbar(MbarrierOp::Arrive, add(stage, imm(S)), nullptr));
+      consumer = for_loop(it, imm(0), loop->extent, ForKind::Serial, seq(body));
+      consumer->loc = loop->loc;
+    }
+    // Registers: the block's file divided evenly at launch (one block an SM), then the
+    // producer's given back down to a few and shared among the consumers (setmaxnreg takes
+    // multiples of 8, at most 256).
+    const int total = NT + kProducerThreads;
+    const int base_regs = std::min(t_.max_registers_per_thread, t_.register_file / total) / 8 * 8;
+    const int raised = std::min(256, base_regs + kProducerThreads * (base_regs - kProducerRegisters) / NT / 8 * 8);
+    const bool budget = base_regs > kProducerRegisters && raised > base_regs && raised <= 256;
+
+    std::vector<Stmt> producer_side, consumer_side;
+    if (budget) {
+      producer_side.push_back(std::make_shared<RegisterBudgetNode>(kProducerRegisters, false));
+      consumer_side.push_back(std::make_shared<RegisterBudgetNode>(raised, true));
+    }
+    producer_side.push_back(producer);
+    consumer_side.insert(consumer_side.end(), before.begin(), before.end());
+    consumer_side.push_back(consumer);
+    consumer_side.insert(consumer_side.end(), top.begin() + long(at) + 1, top.end());
+
+    std::vector<Stmt> out = prelude;
+    out.insert(out.end(), staged_decls.begin(), staged_decls.end());
+    out.push_back(init);
+    out.push_back(std::make_shared<BarrierNode>(true));
+    out.push_back(if_then_else(binary(BinaryOp::GE, tid, int_imm(NT)), seq(producer_side), seq(consumer_side)));
+    k_.body = seq(out);
+    k_.producer_threads = kProducerThreads;
+
+    std::string names;
+    for (const BufferNode *b : filled)
+      names += (names.empty() ? "'" : ", '") + b->name + "'";
+    k_.remarks.push_back(
+        {loop->loc, "pipelined loop: " + std::to_string(S) + " stages, the copies into " + names +
+                        " are bulk tensor copies (TMA, 128-byte swizzle) by a producer warpgroup of " +
+                        std::to_string(kProducerThreads) + " threads" +
+                        (budget ? " (" + std::to_string(kProducerRegisters) + " registers each)" : "") + "; the " +
+                        std::to_string(NT) + " consumer threads" +
+                        (budget ? " take " + std::to_string(raised) + " registers each" : "") +
+                        " and hand stages back through mbarriers"});
+    return true;
+  }
+};
+
+} // namespace
+
+Kernel warp_specialize(const Kernel &kernel, const Target &target) {
+  if (!kernel.warp_specialize || !target.bulk_tensor_copy || !target.warpgroup_mma || !kernel.fallback_of.empty())
+    return kernel;
+  Kernel k = kernel;
+  Specializer s(k, target);
+  if (!s.run()) {
+    Kernel unchanged = kernel;
+    unchanged.remarks = k.remarks; // why not
+    return unchanged;
+  }
+  // Layouts of the buffers the staged ones replaced go with them.
+  std::set<const BufferNode *> declared;
+  for_each_node(k.body, nullptr, [&](const Stmt &st) {
+    if (auto d = st->as<DeclBufferNode>())
+      declared.insert(d->buffer.get());
+  });
+  for (auto it = k.shared_layouts.begin(); it != k.shared_layouts.end();)
+    it = declared.count(it->first) ? std::next(it) : k.shared_layouts.erase(it);
+  return k;
+}
+
+} // namespace tile::transforms

@@ -1,0 +1,57 @@
+// warp-specialize (sm_90a): a `pipelined` loop whose copies feed a warpgroup gemm (wgmma)
+// gets a producer warpgroup that moves the copies' tiles by bulk tensor copies (TMA) into
+// `stages` copies of the shared buffers, and the kernel's own threads consume them: the
+// two sides hand stages to each other through mbarriers, and setmaxnreg gives the
+// consumers the registers the producer does not need.
+//
+// Requires: infer-layout (shared layouts, warpgroup accumulators); copies and gemms still
+//   tile operations (before lower-tile-ops).
+// Establishes, for the kernel's first such loop, a top-level statement of its body
+//   (`for k in pipelined(n, stages S) { copies; consumers }`, NT = the kernel's threads):
+//
+//     <the top-level declarations before the loop that read no memory>
+//     decl B[S, ...] for each buffer a copy fills; decl barriers[2 S]
+//     if (tid == 0) { mbarrier_init(barriers[s], 1), mbarrier_init(barriers[S + s], NT) }
+//     barrier(whole block)
+//     if (tid >= NT) {                          // the producer warpgroup (128 threads)
+//       registers_down_to(P)
+//       if (tid == NT) for it in serial(0, n) {
+//         if (it >= S) mbarrier_wait(barriers[S + it % S], parity (it / S + 1) % 2)  // stage free
+//         mbarrier_arrive_expect_tx(barriers[it % S], bytes of the iteration's tiles)
+//         bulk_copy(B + stage it % S <- tensor_map[coordinates of iteration it], barriers[it % S])
+//       }
+//     } else {                                  // the consumers: the rest of the kernel
+//       registers_up_to(C)
+//       <the other statements before the loop>
+//       for it in serial(0, n) {
+//         var k = begin + it * step
+//         mbarrier_wait(barriers[it % S], parity (it / S) % 2)               // stage filled
+//         consumers (B as stage it % S)
+//         mbarrier_arrive(barriers[S + it % S])                              // stage read
+//       }
+//       <the statements after the loop>
+//     }
+//
+//   Kernel::producer_threads = 128, Kernel::tensor_maps one per tensor and box; barriers
+//   of the consumers wait for the NT threads only. A copy qualifies when it moves a whole
+//   shared tile of rank 2 from a tensor parameter, without conversion or transposition,
+//   and the tile is stored in the 128-byte swizzle (rows, or slabs, of 128 bytes: one
+//   box each); the copies' coordinates and the loop's bounds read only parameters, block
+//   indices and those leading declarations. Elements past the tensor's edges arrive as
+//   zeros, as the copies' own bounds checks give. Kernels with device_assert (which ends a
+//   consumer thread early) and loops that do not qualify stay as they are, with a remark
+//   saying why where the loop has a wgmma gemm.
+//
+//   Whether a launch's tensors can be described by tensor maps (16-byte aligned, strides
+//   of 16-byte multiples) is known only at run time: the pipeline also builds the kernel
+//   without this pass (Kernel::fallback_of), and the runtime launches that where it must.
+#pragma once
+
+#include "ir/IR.h"
+#include "ir/Target.h"
+
+namespace tile::transforms {
+
+ir::Kernel warp_specialize(const ir::Kernel &kernel, const ir::Target &target);
+
+} // namespace tile::transforms
