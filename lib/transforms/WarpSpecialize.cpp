@@ -152,7 +152,8 @@ private:
     if (copies.empty())
       return not_specialized(loop, "its body does not start with copies from global into shared memory");
     const std::set<const BufferNode *> unstageable = unstageable_buffers(k_.body);
-    for (const BufferNode *b : filled) {
+    for (const BulkCopyPlan &p : copies) {
+      const BufferNode *b = p.copy->dst.buffer.get();
       if (unstageable.count(b))
         return not_specialized(loop, "'" + b->name + "', which it copies into, is used outside the loop");
       for (auto &c : consumers)
@@ -202,7 +203,8 @@ private:
         return not_specialized(loop, "the copies' offsets or the loop's bounds read '" + v->name +
                                          "', which is not a parameter, a block index or a constant declared "
                                          "before the loop");
-    for (const BufferNode *b : filled) {
+    for (const BulkCopyPlan &p : copies) {
+      const BufferNode *b = p.copy->dst.buffer.get();
       bool declared = false;
       for (size_t i = 0; i < at; ++i)
         if (auto db = top[i]->as<DeclBufferNode>(); db && db->buffer.get() == b)
@@ -230,7 +232,8 @@ private:
 
     // The staged buffers and the barriers: full[s] = barriers[s], empty[s] = barriers[S + s].
     StageRewrite base;
-    for (const BufferNode *b : filled) {
+    for (const BulkCopyPlan &p : copies) { // in the program's order
+      const BufferNode *b = p.copy->dst.buffer.get();
       base.staged[b] = staged_buffer(k_, b, S);
       staged_decls.push_back(decl_buffer(base.staged[b]));
     }
@@ -334,8 +337,8 @@ private:
     k_.producer_threads = kProducerThreads;
 
     std::string names;
-    for (const BufferNode *b : filled)
-      names += (names.empty() ? "'" : ", '") + b->name + "'";
+    for (const BulkCopyPlan &p : copies)
+      names += (names.empty() ? "'" : ", '") + p.copy->dst.buffer->name + "'";
     k_.remarks.push_back(
         {loop->loc, "pipelined loop: " + std::to_string(S) + " stages, the copies into " + names +
                         " are bulk tensor copies (TMA, 128-byte swizzle) by a producer warpgroup of " +

@@ -65,6 +65,12 @@ void host(T::tensor<float, 1> x) {
   T::use_swizzle(0); // expected-error {{the panel of tile::use_swizzle must be positive, not 0}} expected-note {{write tile::use_swizzle(n) with n >= 1}}
 }
 
+[[tile::kernel]] void k_warp_specialize_in_loop(T::tensor<float, 1> x) {
+  auto [bx] = T::grid(1);
+  for (int i : T::serial(2))
+    T::warp_specialize(false); // expected-error {{tile::warp_specialize must be a statement of the kernel's body, outside loops and macros}} expected-note {{call it once at the top level of the kernel}}
+}
+
 [[tile::kernel]] void k_stream_first(T::stream s, T::tensor<float, 1> x) { // expected-error {{a tile::stream parameter must be the kernel's last parameter}} expected-note {{move it to the end of the parameter list}}
   auto [bx] = T::grid(1);
 }

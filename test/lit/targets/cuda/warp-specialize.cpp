@@ -1,0 +1,179 @@
+// warp-specialize on sm_90a: a pipelined loop whose copies feed a wgmma gemm gets a producer
+// warpgroup (threads 256-383) that moves the tiles by bulk tensor copies into 128-byte
+// swizzled stages, full and empty mbarriers per stage, and setmaxnreg's register split
+// (40 for the producer, 232 for the 256 consumers); the kernel takes its tensor maps after
+// its parameters, and a fallback entry (the cp.async pipeline) is built beside it. Loops it
+// cannot take say why. nvcc's PTX has the bulk tensor copies, the mbarriers and setmaxnreg.
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a+sm_80 -fplugin-arg-tile-remarks %s 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=REMARKS
+// REMARKS-DAG: warp-specialize.cpp:103:3: remark: [cuda:sm_90a] pipelined loop: 3 stages, the copies into 'As', 'Bs' are bulk tensor copies (TMA, 128-byte swizzle) by a producer warpgroup of 128 threads (40 registers each); the 256 consumer threads take 232 registers each and hand stages back through mbarriers
+// REMARKS-DAG: remark: [cuda:sm_80] pipelined loop: 3 stages, the copies into 'As', 'Bs' run 2 iterations ahead
+// REMARKS-DAG: remark: [cuda:sm_90a] pipelined loop not warp-specialized: the kernel has a device_assert, which ends a thread early
+// REMARKS-DAG: remark: [cuda:sm_90a] pipelined loop not warp-specialized: it is inside another statement (only a loop at the top of the kernel's body is)
+// REMARKS-DAG: remark: [cuda:sm_90a] pipelined loop not warp-specialized: the copy into 'As' converts its elements
+// REMARKS-NOT: warp-specialized: {{.*}}off
+//
+// The pass's IR: the prelude both sides run, the staged buffers and barriers, the roles.
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a \
+// RUN:   -fplugin-arg-tile-print-before=warp-specialize -fplugin-arg-tile-print-after=warp-specialize %s 2>&1 \
+// RUN:   | FileCheck %s
+// CHECK-LABEL: IR before warp-specialize
+// CHECK: kernel gemm<128, 128, 3>(
+// CHECK: for k in pipelined(0, (K + 64 - 1) / 64, stages=3) {
+// CHECK-NEXT: copy(A[by * 128 +: 128, k * 64 +: 64], As)
+// CHECK-LABEL: IR after warp-specialize
+// CHECK: kernel gemm<128, 128, 3>(
+// CHECK-NEXT: threads(256) producer_threads(128)
+// CHECK-SAME: tensor_map0(A, box 128x64, swizzle 128) tensor_map1(B, box 64x64, swizzle 128)
+// CHECK: shared As: bf16[3, 128, 64] rows of 64 swizzled 128
+// CHECK: shared Bs: bf16[3, 64, 128] rows of 64 swizzled 128 in slabs of 64 columns
+// CHECK: shared barriers: u64[6]
+// CHECK: if (tid == 0) {
+// CHECK-NEXT: for s in serial(0, 3) {
+// CHECK-NEXT: mbarrier_init(barriers[s], count 1)
+// CHECK-NEXT: mbarrier_init(barriers[s + 3], count 256)
+// CHECK: barrier(whole block)
+// CHECK-NEXT: if (tid >= 256) {
+// CHECK-NEXT: registers_down_to(40)
+// CHECK-NEXT: if (tid == 256) {
+// CHECK-NEXT: for it in serial(0, (K + 64 - 1) / 64) {
+// CHECK-NEXT: if (it >= 3) {
+// CHECK-NEXT: mbarrier_wait(barriers[it % 3 + 3], parity (it / 3 + 1) % 2)
+// CHECK: mbarrier_arrive_expect_tx(barriers[it % 3], bytes 32768)
+// CHECK-NEXT: bulk_copy(As + it % 3 * 8192 <- tensor_map0[by * 128, it * 64], barriers[it % 3])
+// CHECK-NEXT: bulk_copy(Bs + it % 3 * 8192 <- tensor_map1[it * 64, bx * 128], barriers[it % 3])
+// CHECK-NEXT: bulk_copy(Bs + it % 3 * 8192 + 4096 <- tensor_map1[it * 64, bx * 128 + 64], barriers[it % 3])
+// CHECK: } else {
+// CHECK-NEXT: registers_up_to(232)
+// CHECK: fill(acc, 0.0f)
+// CHECK-NEXT: for it.1 in serial(0, (K + 64 - 1) / 64) {
+// CHECK-NEXT: var k: i32 = it.1
+// CHECK-NEXT: mbarrier_wait(barriers[it.1 % 3], parity it.1 / 3 % 2)
+// CHECK-NEXT: gemm(As[it.1 % 3, 0 +: 128, 0 +: 64], Bs[it.1 % 3, 0 +: 64, 0 +: 128], acc)
+// CHECK-NEXT: mbarrier_arrive(barriers[it.1 % 3 + 3])
+//
+// warp-specialize=off, and tile::warp_specialize(false) in a kernel, keep the cp.async pipeline.
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-warp-specialize=off \
+// RUN:   -fplugin-arg-tile-remarks %s 2>&1 | FileCheck %s --check-prefix=OFF
+// OFF: warp-specialize.cpp:103:3: remark: [cuda:sm_90a] pipelined loop: 3 stages, the copies into 'As', 'Bs' run 2 iterations ahead, issued while the first gemm runs (wgmma)
+// OFF-NOT: bulk tensor copies
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-remarks %s 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=KERNEL-OFF
+// KERNEL-OFF: warp-specialize.cpp:{{[0-9]+}}:3: remark: [cuda:sm_90a] pipelined loop: 2 stages, the copies into 'As', 'Bs' run 1 iteration ahead, issued while the first gemm runs (wgmma)
+//
+// The generated CUDA: tensor maps after the parameters, a named barrier for the consumers,
+// the fallback entry; the manifest lists the maps and the fallback; PTX through nvcc.
+// RUN: rm -rf %t && mkdir %t
+// RUN: %tile-cxx -c -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-cache=%t/cache \
+// RUN:   -fplugin-arg-tile-emit-source=%t %s -o %t/ws.o
+// RUN: FileCheck %s --check-prefix=SRC < %t/warp-specialize.cu
+// SRC: __launch_bounds__(384, 1) tile_cuda_{{.*}}gemm{{.*}}(const tile_cuda::tensor_arg A_arg, const tile_cuda::tensor_arg B_arg, const tile_cuda::tensor_arg C_arg, const __grid_constant__ tile_cuda::tensor_map tensor_map0, const __grid_constant__ tile_cuda::tensor_map tensor_map1)
+// SRC: tile_cuda::setmaxnreg_dec<40>();
+// SRC: tile_cuda::bulk_tensor_load<2>(As + it % 3 * 8192, &tensor_map0, barriers + it % 3, {it * 64, by * 128});
+// SRC: tile_cuda::setmaxnreg_inc<232>();
+// SRC: __launch_bounds__(256) tile_cuda_{{.*}}gemm{{.*}}_fallback(const tile_cuda::tensor_arg A_arg, const tile_cuda::tensor_arg B_arg, const tile_cuda::tensor_arg C_arg)
+// SRC: tile_cuda::cp_async<16>
+// RUN: strings %t/ws.o | FileCheck %s --check-prefix=MANIFEST
+// MANIFEST: kernel _Z4gemmILi128ELi128ELi3EEvN4tile6tensorIKNS0_4bf16ELi2EEES4_NS1_IfLi2EEE tile_cuda_{{[^ ]*}} 384 {{[0-9]+}} t{{[0-9]+}}x2,t{{[0-9]+}}x2,t{{[0-9]+}}x2 gemm<128, 128, 3>
+// MANIFEST-NEXT: tmap 0 128 128x64
+// MANIFEST-NEXT: tmap 1 128 64x64
+// MANIFEST-NEXT: fallback tile_cuda_{{[^ ]*}}_fallback 256 {{[0-9]+}}
+// RUN: %nvcc -ptx -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I%t %t/warp-specialize.cu -o - \
+// RUN:   | FileCheck %s --check-prefix=PTX
+// PTX-DAG: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
+// PTX-DAG: mbarrier.try_wait.parity.shared::cta.b64
+// PTX-DAG: mbarrier.arrive.expect_tx.shared::cta.b64
+// PTX-DAG: setmaxnreg.dec.sync.aligned.u32 40
+// PTX-DAG: setmaxnreg.inc.sync.aligned.u32 232
+// PTX-DAG: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// PTX-DAG: bar.sync 1, 256
+
+#include <tile/tile.h>
+namespace T = tile;
+
+template <int BM, int BN, int S>
+[[tile::kernel]] void gemm(T::tensor<const T::bf16, 2> A, T::tensor<const T::bf16, 2> B, T::tensor<float, 2> C) {
+  const int M = C.size(0), N = C.size(1), K = A.size(1);
+  auto [bx, by] = T::grid(T::ceildiv(N, BN), T::ceildiv(M, BM), T::threads(256));
+  T::shared<T::bf16, BM, 64> As;
+  T::shared<T::bf16, 64, BN> Bs;
+  T::shared<float, BM, BN> Cs; // the epilogue through shared memory: a consumers' barrier
+  T::fragment<float, BM, BN> acc;
+  T::clear(acc);
+  for (int k : T::pipelined(T::ceildiv(K, 64), T::stages(S))) {
+    T::copy(A.at(by * BM, k * 64), As);
+    T::copy(B.at(k * 64, bx * BN), Bs);
+    T::gemm(As, Bs, acc);
+  }
+  T::copy(acc, Cs);
+  T::copy(Cs, C.at(by * BM, bx * BN));
+}
+template void gemm<128, 128, 3>(T::tensor<const T::bf16, 2>, T::tensor<const T::bf16, 2>, T::tensor<float, 2>);
+
+// Not taken: a device_assert (a consumer that stops early would leave the producer waiting).
+[[tile::kernel]] void with_assert(T::tensor<const T::bf16, 2> A, T::tensor<const T::bf16, 2> B, T::tensor<float, 2> C) {
+  const int K = A.size(1);
+  auto [bx, by] = T::grid(T::ceildiv(C.size(1), 128), T::ceildiv(C.size(0), 128), T::threads(256));
+  T::device_assert(K > 0, "K");
+  T::shared<T::bf16, 128, 64> As;
+  T::shared<T::bf16, 64, 128> Bs;
+  T::fragment<float, 128, 128> acc;
+  T::clear(acc);
+  for (int k : T::pipelined(T::ceildiv(K, 64), T::stages(3))) {
+    T::copy(A.at(by * 128, k * 64), As);
+    T::copy(B.at(k * 64, bx * 128), Bs);
+    T::gemm(As, Bs, acc);
+  }
+  T::copy(acc, C.at(by * 128, bx * 128));
+}
+
+// Not taken: the loop is inside another (a batch loop).
+[[tile::kernel]] void nested(T::tensor<const T::bf16, 2> A, T::tensor<const T::bf16, 2> B, T::tensor<float, 2> C) {
+  const int K = A.size(1);
+  auto [bx, by] = T::grid(T::ceildiv(C.size(1), 128), T::ceildiv(C.size(0), 128), T::threads(256));
+  T::shared<T::bf16, 128, 64> As;
+  T::shared<T::bf16, 64, 128> Bs;
+  T::fragment<float, 128, 128> acc;
+  T::clear(acc);
+  for (int r : T::serial(2)) {
+    for (int k : T::pipelined(T::ceildiv(K, 64), T::stages(3))) {
+      T::copy(A.at(by * 128, k * 64), As);
+      T::copy(B.at(k * 64, bx * 128), Bs);
+      T::gemm(As, Bs, acc);
+    }
+  }
+  T::copy(acc, C.at(by * 128, bx * 128));
+}
+
+// Not taken: the copy converts float to bf16.
+[[tile::kernel]] void converting(T::tensor<const float, 2> A, T::tensor<const T::bf16, 2> B, T::tensor<float, 2> C) {
+  const int K = A.size(1);
+  auto [bx, by] = T::grid(T::ceildiv(C.size(1), 128), T::ceildiv(C.size(0), 128), T::threads(256));
+  T::shared<T::bf16, 128, 64> As;
+  T::shared<T::bf16, 64, 128> Bs;
+  T::fragment<float, 128, 128> acc;
+  T::clear(acc);
+  for (int k : T::pipelined(T::ceildiv(K, 64), T::stages(3))) {
+    T::copy(A.at(by * 128, k * 64), As);
+    T::copy(B.at(k * 64, bx * 128), Bs);
+    T::gemm(As, Bs, acc);
+  }
+  T::copy(acc, C.at(by * 128, bx * 128));
+}
+
+// Turned off for this kernel.
+[[tile::kernel]] void kernel_off(T::tensor<const T::bf16, 2> A, T::tensor<const T::bf16, 2> B, T::tensor<float, 2> C) {
+  const int K = A.size(1);
+  auto [bx, by] = T::grid(T::ceildiv(C.size(1), 128), T::ceildiv(C.size(0), 128), T::threads(256));
+  T::warp_specialize(false);
+  T::shared<T::bf16, 128, 64> As;
+  T::shared<T::bf16, 64, 128> Bs;
+  T::fragment<float, 128, 128> acc;
+  T::clear(acc);
+  for (int k : T::pipelined(T::ceildiv(K, 64), T::stages(2))) {
+    T::copy(A.at(by * 128, k * 64), As);
+    T::copy(B.at(k * 64, bx * 128), Bs);
+    T::gemm(As, Bs, acc);
+  }
+  T::copy(acc, C.at(by * 128, bx * 128));
+}
