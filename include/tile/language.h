@@ -59,9 +59,10 @@ void expect(bool condition, const char *message);
 /// Rasterizes blocks in panels of `panel` for L2 reuse.
 inline void use_swizzle(int panel = 8) { (void)panel; }
 
-/// Whether the compiler may give the kernel a producer warpgroup that runs its pipelined
-/// copies as bulk tensor copies (Hopper, sm_90a; on by default): warp_specialize(false)
-/// keeps the kernel's pipelines on cp.async.
+/// Whether the compiler gives the kernel a producer warpgroup that runs a pipelined loop's
+/// copies as bulk tensor copies (Hopper, sm_90a). Without the call it does so for loops of
+/// copies and gemms only; warp_specialize(true) also for loops with other work (attention's
+/// softmax); warp_specialize(false) keeps the kernel's pipelines on cp.async.
 inline void warp_specialize(bool on = true) { (void)on; }
 
 // ---------------------------------------------------------------------------------------

@@ -686,7 +686,7 @@ bool Translator::tile_op(const CallExpr *call) {
     auto on = const_int(call->getArg(0), "the argument of tile::warp_specialize");
     if (!on)
       return true;
-    kernel.warp_specialize = *on != 0;
+    kernel.warp_specialize = *on ? ir::Kernel::WarpSpecialization::On : ir::Kernel::WarpSpecialization::Off;
     return true;
   }
 

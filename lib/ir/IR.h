@@ -705,8 +705,11 @@ struct Kernel {
   Var block_index[3]; // bx, by, bz
   int threads = 128;
   int swizzle_panel = 0; // tile::use_swizzle; 0 = none
-  /// tile::warp_specialize(false) turns warp-specialize off for this kernel.
-  bool warp_specialize = true;
+  /// tile::warp_specialize(on): Auto (not called): warp-specialize takes pipelined loops of
+  /// copies and gemms only; On: also loops with other work between them (attention's
+  /// softmax); Off: none.
+  enum class WarpSpecialization { Auto, On, Off };
+  WarpSpecialization warp_specialize = WarpSpecialization::Auto;
   /// Threads launched past `threads` (warp-specialize's producer warpgroup, which runs the
   /// bulk copies): the block has threads + producer_threads; every loop over threads, and
   /// every barrier but a whole-block one, is the first `threads`' alone.

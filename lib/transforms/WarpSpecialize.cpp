@@ -151,6 +151,13 @@ private:
     }
     if (copies.empty())
       return not_specialized(loop, "its body does not start with copies from global into shared memory");
+    // Work besides the gemms (attention's softmax) would run on one block an SM, where the
+    // cp.async pipeline may fit two: taken only when the kernel asks for it.
+    if (k_.warp_specialize != Kernel::WarpSpecialization::On)
+      for (auto &c : consumers)
+        if (!c->as<GemmNode>())
+          return not_specialized(loop, "its body does more than copies and gemms (write "
+                                       "tile::warp_specialize(true) in the kernel to have it taken)");
     const std::set<const BufferNode *> unstageable = unstageable_buffers(k_.body);
     for (const BulkCopyPlan &p : copies) {
       const BufferNode *b = p.copy->dst.buffer.get();
@@ -354,7 +361,7 @@ private:
 } // namespace
 
 Kernel warp_specialize(const Kernel &kernel, const Target &target) {
-  if (!kernel.warp_specialize || !target.bulk_tensor_copy || !target.warpgroup_mma || !kernel.fallback_of.empty())
+  if (kernel.warp_specialize == Kernel::WarpSpecialization::Off || !target.bulk_tensor_copy || !target.warpgroup_mma || !kernel.fallback_of.empty())
     return kernel;
   Kernel k = kernel;
   Specializer s(k, target);

@@ -127,6 +127,23 @@ TEST_F(RuntimeLaunch, UnknownKernel) {
   EXPECT_CONTAINS(message, "on cpu");
 }
 
+TEST_F(RuntimeLaunch, TakesTheFallbackWhereNoTensorMapCanBeUsed) {
+  // A kernel whose own entry takes tensor maps (here a symbol the image does not have) and
+  // whose fallback is add_one: a backend that takes no tensor maps (the CPU's) launches the
+  // fallback, with its threads.
+  static const std::string bytes = [] {
+    std::ifstream in(test_image_path(), std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }();
+  tile::rt::register_image("tile-image 2\ntarget cpu\nkernel _Z8add_tmapv tile_test_no_such_entry 192 0 t0x1 "
+                           "add_tmap\ntmap 0 0 64\nfallback tile_test_add_one 64 0\n",
+                           bytes.data(), bytes.size());
+  std::vector<float> host(300, 1.0f);
+  tile::rt::launch("_Z8add_tmapv", 5, 1, 1, tile::tensor<float, 1>(host.data(), {300}));
+  for (int i = 0; i < 300; ++i)
+    ASSERT_EQ(host[i], 2.0f) << "element " << i;
+}
+
 TEST_F(RuntimeLaunch, LoadsAnImageOnceUnderConcurrentFirstLaunches) {
   // A second registration of the same bytes is a separate image, not loaded yet.
   static const std::string bytes = [] {

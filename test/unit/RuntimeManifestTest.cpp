@@ -53,6 +53,48 @@ TEST(RuntimeManifest, ArchitecturesFollowTheTarget) {
   EXPECT_THROW(parse_manifest("tile-image 2\ntarget cuda\narchs sm-80\n"), tile::error);
 }
 
+TEST(RuntimeManifest, TensorMapsAndFallbackFollowTheirKernel) {
+  Manifest m = parse_manifest("tile-image 2\ntarget cuda\n"
+                              "kernel _Z1kv k 384 147504 t9x2,t9x2,t0x2 k\n"
+                              "tmap 0 128 128x64\n"
+                              "tmap 1 128 64x64\n"
+                              "fallback k_fallback 256 147456\n"
+                              "kernel _Z1jv j 128 0 - j\n");
+  ASSERT_EQ(m.kernels.size(), 2u);
+  const KernelInfo &k = m.kernels[0];
+  ASSERT_EQ(k.tensor_maps.size(), 2u);
+  EXPECT_EQ(k.tensor_maps[0], (TensorMapSpec{0, {128, 64}, 128}));
+  EXPECT_EQ(k.tensor_maps[1], (TensorMapSpec{1, {64, 64}, 128}));
+  ASSERT_TRUE(k.fallback.has_value());
+  EXPECT_EQ(k.fallback->symbol, "k_fallback");
+  EXPECT_EQ(k.fallback->threads, 256);
+  EXPECT_EQ(k.fallback->shared_bytes, 147456);
+  EXPECT_TRUE(m.kernels[1].tensor_maps.empty());
+  EXPECT_FALSE(m.kernels[1].fallback.has_value());
+  // The round trip of a spec's manifest spelling.
+  EXPECT_EQ(to_string(k.tensor_maps[0]), "0 128 128x64");
+
+  const std::string head = "tile-image 2\ntarget cuda\nkernel _Z1kv k 384 0 t9x2,s6 k\n";
+  for (const char *bad : {
+           "tmap 0 128 128x64\n",                         // no fallback
+           "tmap 0 128 128x64\nkernel _Z1jv j 1 0 - j\n", // none before the next kernel
+           "fallback k_f 256 0\n",                        // a fallback without maps
+           "tmap 1 128 128x64\nfallback k_f 256 0\n",     // a scalar parameter
+           "tmap 2 128 128x64\nfallback k_f 256 0\n",     // no such parameter
+           "tmap 0 48 128x64\nfallback k_f 256 0\n",      // no such swizzle
+           "tmap 0 128 128\nfallback k_f 256 0\n",        // one extent for a rank-2 tensor
+           "tmap 0 128 512x64\nfallback k_f 256 0\n",     // an extent past 256
+           "tmap 0 128 128x0\nfallback k_f 256 0\n",      // an empty box
+           "tmap 0 128 128x64\nfallback k_f 0 0\n",       // no threads
+           "tmap 0 128 128x64\nfallback k_f 256\n",       // no shared size
+           "tmap 0 128 128x64\nfallback k_f 256 0\nfallback k_g 256 0\n",
+           "tmap 0 128 128x64\nfallback k_f 256 0\ntmap 0 128 64x64\n"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_THROW(parse_manifest(head + bad), tile::error);
+  }
+  EXPECT_THROW(parse_manifest("tile-image 2\ntarget cuda\ntmap 0 128 128x64\n"), tile::error);
+}
+
 TEST(RuntimeManifest, AcceptsAMissingFinalNewlineAndNoKernels) {
   EXPECT_EQ(parse_manifest("tile-image 1\ntarget cuda").target, "cuda");
   EXPECT_TRUE(parse_manifest("tile-image 1\ntarget hip\n").kernels.empty());

@@ -32,7 +32,9 @@ tile::rt::kernel_arg tensor(tile::dtype type, std::vector<std::int64_t> sizes, s
 TEST(RuntimeTensorMap, AttentionKeysBf16) {
   // K [4, 32, 4096, 128] bf16, a box of 64 keys x 64 columns (one 128-byte slab), swizzled.
   TensorMapEncoding e;
-  EXPECT_EQ(encode_tensor_map(tensor(tile::dtype::bf16, {4, 32, 4096, 128}), {2, {1, 1, 64, 64}, 128}, e), "");
+  const tile::rt::kernel_arg keys = tensor(tile::dtype::bf16, {4, 32, 4096, 128});
+  EXPECT_EQ(encode_tensor_map(keys, {2, {1, 1, 64, 64}, 128}, e), "");
+  EXPECT_EQ(e.base, keys.data);
   EXPECT_EQ(e.data_type, 9);
   EXPECT_EQ(e.rank, 4);
   EXPECT_EQ(e.dims[0], 128u);
