@@ -62,8 +62,25 @@ using f16 = __half;
 
 namespace detail {
 
-__host__ __device__ __forceinline__ uint32_t float_bits(float f) { return __float_as_uint(f); }
-__host__ __device__ __forceinline__ float bits_float(uint32_t u) { return __uint_as_float(u); }
+// (The host's side, memcpy, lets host code of a .cu file include this header too: bench/proto.)
+__host__ __device__ __forceinline__ uint32_t float_bits(float f) {
+#ifdef __CUDA_ARCH__
+  return __float_as_uint(f);
+#else
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return u;
+#endif
+}
+__host__ __device__ __forceinline__ float bits_float(uint32_t u) {
+#ifdef __CUDA_ARCH__
+  return __uint_as_float(u);
+#else
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+#endif
+}
 
 // The minifloat conversions of the host types (include/tile/types.h): `E` exponent and `M`
 // mantissa bits, round to nearest even; `Ieee` selects infinities (e5m2), otherwise (e4m3fn)
