@@ -299,7 +299,7 @@ void run_cuda(const std::vector<ir::Kernel> &frontend_kernels, const std::string
         !(laid_out = kernels, true) ||
         !passes.run("warp-specialize", kernels,
                     [&](const ir::Kernel &k) {
-                      return opts.warp_specialize ? transforms::warp_specialize(k, target) : k;
+                      return opts.warp_specialize ? transforms::warp_specialize(k, target, opts.stages) : k;
                     }) ||
         !add_fallbacks(laid_out) ||
         !passes.run("lower-tile-ops", kernels,

@@ -37,7 +37,7 @@ struct BulkCopyPlan {
 
 class Specializer {
 public:
-  Specializer(Kernel &k, const Target &t) : k_(k), t_(t) {}
+  Specializer(Kernel &k, const Target &t, int stages) : k_(k), t_(t), stages_(stages) {}
 
   /// Specializes the first top-level pipelined loop with a warpgroup gemm; false (with a
   /// remark where one was found) when it cannot.
@@ -46,13 +46,13 @@ public:
     std::vector<Stmt> top = q ? q->stmts : std::vector<Stmt>{k_.body};
     for (size_t i = 0; i < top.size(); ++i) {
       auto f = top[i]->as<ForNode>();
-      if (f && f->for_kind == ForKind::Pipelined && f->stages >= 2 && has_warpgroup_gemm(f->body))
+      if (f && f->for_kind == ForKind::Pipelined && stages_of(f) >= 2 && has_warpgroup_gemm(f->body))
         return specialize(top, i);
     }
     // A loop with a warpgroup gemm nested deeper stays as it is.
     for_each_node(k_.body, nullptr, [&](const Stmt &s) {
       auto f = s->as<ForNode>();
-      if (f && f->for_kind == ForKind::Pipelined && f->stages >= 2 && has_warpgroup_gemm(f->body))
+      if (f && f->for_kind == ForKind::Pipelined && stages_of(f) >= 2 && has_warpgroup_gemm(f->body))
         not_specialized(f, "it is inside another statement (only a loop at the top of the kernel's body is)");
     });
     return false;
@@ -61,7 +61,10 @@ public:
 private:
   Kernel &k_;
   const Target &t_;
+  const int stages_; // > 0: instead of each loop's own
   bool remarked_ = false;
+
+  int stages_of(const ForNode *f) const { return stages_ > 0 ? stages_ : f->stages; }
 
   bool has_warpgroup_gemm(const Stmt &s) const {
     bool found = false;
@@ -121,7 +124,7 @@ private:
 
   bool specialize(const std::vector<Stmt> &top, size_t at) {
     const ForNode *loop = top[at]->as<ForNode>();
-    const int S = loop->stages, NT = k_.threads;
+    const int S = stages_of(loop), NT = k_.threads;
     if (NT % kProducerThreads != 0 || NT + kProducerThreads > 1024)
       return not_specialized(loop, "the kernel's " + std::to_string(NT) +
                                        " threads are not whole warpgroups with room for one more");
@@ -360,11 +363,11 @@ private:
 
 } // namespace
 
-Kernel warp_specialize(const Kernel &kernel, const Target &target) {
+Kernel warp_specialize(const Kernel &kernel, const Target &target, int stages) {
   if (kernel.warp_specialize == Kernel::WarpSpecialization::Off || !target.bulk_tensor_copy || !target.warpgroup_mma || !kernel.fallback_of.empty())
     return kernel;
   Kernel k = kernel;
-  Specializer s(k, target);
+  Specializer s(k, target, stages);
   if (!s.run()) {
     Kernel unchanged = kernel;
     unchanged.remarks = k.remarks; // why not

@@ -52,6 +52,8 @@
 
 namespace tile::transforms {
 
-ir::Kernel warp_specialize(const ir::Kernel &kernel, const ir::Target &target);
+/// `stages` > 0: every pipelined loop takes that many stages instead of its own (the option
+/// stages=, as inject-pipeline).
+ir::Kernel warp_specialize(const ir::Kernel &kernel, const ir::Target &target, int stages = 0);
 
 } // namespace tile::transforms

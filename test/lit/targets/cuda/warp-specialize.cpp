@@ -6,7 +6,7 @@
 // cannot take say why. nvcc's PTX has the bulk tensor copies, the mbarriers and setmaxnreg.
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a+sm_80 -fplugin-arg-tile-remarks %s 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=REMARKS
-// REMARKS-DAG: warp-specialize.cpp:105:3: remark: [cuda:sm_90a] pipelined loop: 3 stages, the copies into 'As', 'Bs' are bulk tensor copies (TMA, 128-byte swizzle) by a producer warpgroup of 128 threads (40 registers each); the 256 consumer threads take 232 registers each and hand stages back through mbarriers
+// REMARKS-DAG: warp-specialize.cpp:109:3: remark: [cuda:sm_90a] pipelined loop: 3 stages, the copies into 'As', 'Bs' are bulk tensor copies (TMA, 128-byte swizzle) by a producer warpgroup of 128 threads (40 registers each); the 256 consumer threads take 232 registers each and hand stages back through mbarriers
 // REMARKS-DAG: remark: [cuda:sm_80] pipelined loop: 3 stages, the copies into 'As', 'Bs' run 2 iterations ahead
 // REMARKS-DAG: remark: [cuda:sm_90a] pipelined loop not warp-specialized: the kernel has a device_assert, which ends a thread early
 // REMARKS-DAG: remark: [cuda:sm_90a] pipelined loop not warp-specialized: it is inside another statement (only a loop at the top of the kernel's body is)
@@ -14,6 +14,10 @@
 // REMARKS-DAG: remark: [cuda:sm_90a] pipelined loop not warp-specialized: its body does more than copies and gemms (write tile::warp_specialize(true) in the kernel to have it taken)
 // REMARKS-DAG: remark: [cuda:sm_90a] pipelined loop: 2 stages, the copies into 'As', 'Bs' are bulk tensor copies
 // REMARKS-NOT: warp-specialized: {{.*}}off
+// stages=N fixes every loop's stages here too.
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-stages=4 \
+// RUN:   -fplugin-arg-tile-remarks %s 2>&1 | FileCheck %s --check-prefix=STAGES4
+// STAGES4: warp-specialize.cpp:109:3: remark: [cuda:sm_90a] pipelined loop: 4 stages, the copies into 'As', 'Bs' are bulk tensor copies
 //
 // The pass's IR: the prelude both sides run, the staged buffers and barriers, the roles.
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a \
@@ -57,7 +61,7 @@
 // warp-specialize=off, and tile::warp_specialize(false) in a kernel, keep the cp.async pipeline.
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-warp-specialize=off \
 // RUN:   -fplugin-arg-tile-remarks %s 2>&1 | FileCheck %s --check-prefix=OFF
-// OFF: warp-specialize.cpp:105:3: remark: [cuda:sm_90a] pipelined loop: 3 stages, the copies into 'As', 'Bs' run 2 iterations ahead, issued while the first gemm runs (wgmma)
+// OFF: warp-specialize.cpp:109:3: remark: [cuda:sm_90a] pipelined loop: 3 stages, the copies into 'As', 'Bs' run 2 iterations ahead, issued while the first gemm runs (wgmma)
 // OFF-NOT: bulk tensor copies
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-remarks %s 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=KERNEL-OFF
