@@ -1,5 +1,6 @@
 // tile::rt::launch_packed: finds a kernel's image for the current device, checks the
 // arguments against the manifest's signature, and hands the launch to the backend.
+#include <cstdio>
 #include <cstdlib>
 #include <cxxabi.h>
 #include <memory>
@@ -74,6 +75,24 @@ std::string grid_text(std::int64_t gx, std::int64_t gy, std::int64_t gz) {
 
 namespace tile::rt {
 
+namespace {
+thread_local int last_tensor_map_launch_state = -1;
+
+/// TILE_LOG=launches (a comma-separated list that holds it).
+bool log_launches() {
+  static const bool on = [] {
+    const char *v = std::getenv("TILE_LOG");
+    if (!v)
+      return false;
+    const std::string list = std::string(",") + v + ",";
+    return list.find(",launches,") != std::string::npos;
+  }();
+  return on;
+}
+} // namespace
+
+int last_tensor_map_launch() { return last_tensor_map_launch_state; }
+
 void launch_packed(const char *key, std::int64_t gx, std::int64_t gy, std::int64_t gz,
                    const kernel_arg *args, int nargs, const tile::stream *s) {
   using namespace tile::runtime;
@@ -119,9 +138,21 @@ void launch_packed(const char *key, std::int64_t gx, std::int64_t gy, std::int64
   // A kernel with tensor maps runs where every map can describe its tensor (alignment and
   // strides, known only now), else its fallback entry, which copies without them.
   std::vector<TensorMapEncoding> maps(kernel.tensor_maps.size());
-  bool fallback = !maps.empty() && !backend.takes_tensor_maps();
-  for (size_t i = 0; i < maps.size() && !fallback; ++i)
-    fallback = !encode_tensor_map(args[kernel.tensor_maps[i].param], kernel.tensor_maps[i], maps[i]).empty();
+  std::string why_not;
+  if (!maps.empty() && !backend.takes_tensor_maps())
+    why_not = "the driver cannot encode tensor maps";
+  for (size_t i = 0; i < maps.size() && why_not.empty(); ++i) {
+    const int param = kernel.tensor_maps[i].param;
+    if (std::string why = encode_tensor_map(args[param], kernel.tensor_maps[i], maps[i]); !why.empty())
+      why_not = "argument " + std::to_string(param + 1) + ": " + why;
+  }
+  const bool fallback = !why_not.empty();
+  if (!maps.empty()) {
+    last_tensor_map_launch_state = fallback ? 0 : 1;
+    if (fallback && log_launches())
+      std::fprintf(stderr, "tile: %s on %s: its entry without tensor maps runs (%s)\n", std::string(found->display_name).c_str(),
+                   dev.name().c_str(), why_not.c_str());
+  }
   if (fallback) {
     config.threads = kernel.fallback->threads;
     config.shared_bytes = kernel.fallback->shared_bytes;
