@@ -62,6 +62,15 @@ if command -v compute-sanitizer > /dev/null; then
       echo $? >> "results/$name.$tool"
       printf '%-24s %-9s exit %s\n' "$name" "$tool" "$(tail -1 "results/$name.$tool")"
     done
+    # The GEMMs again with rows of a multiple of 16 bytes (N and K multiples of 8, still no
+    # multiple of a tile): on sm_90a the warp-specialized entry with tensor maps runs (with
+    # the sizes above, rows of 340 bytes, its fallback does).
+    for name in example-gemm example-gemm_fp8; do
+      TILE_DEVICE=cuda timeout 300 compute-sanitizer --tool "$tool" --error-exitcode 99 bin/$name 200 184 176 \
+        > "results/$name-aligned.$tool" 2>&1
+      echo $? >> "results/$name-aligned.$tool"
+      printf '%-24s %-9s exit %s\n' "$name-aligned" "$tool" "$(tail -1 "results/$name-aligned.$tool")"
+    done
   done
 fi
 # What the tensor-core kernels became in SASS: per architecture and kernel, the count of
