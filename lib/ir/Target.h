@@ -49,7 +49,7 @@ struct Target {
   int max_vector_bytes = 16;  // the widest load or store of one thread
   std::optional<MmaAtom> mma; // tensor-core gemm (bf16 and f16 into f32)
   bool async_copy = false;    // cp.async: global to shared without registers
-  bool bulk_tensor_copy = false; // TMA (not used yet)
+  bool bulk_tensor_copy = false; // TMA and setmaxnreg (sm_90a: warp-specialize)
   std::optional<WarpgroupMmaAtom> warpgroup_mma; // wgmma (sm_90a; off with -fplugin-arg-tile-gemm=mma)
   std::int64_t max_shared_bytes = 0; // dynamic shared memory of one block
   std::int64_t shared_alignment = 16; // each shared buffer starts at a multiple of this
@@ -68,7 +68,8 @@ struct Target {
   /// pipeline and one generated source; the others get their own. (The limits are not
   /// among them: one source serves a class, and each architecture's limits are checked.
   /// warpgroup_mma joins through cuda_arch_classes when the pipeline uses it;
-  /// bulk_tensor_copy when a pass does.)
+  /// bulk_tensor_copy changes code only where wgmma does (warp-specialize), so it needs no
+  /// class of its own.)
   std::string lowering_class() const;
 };
 

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <string>
 
 #include "runtime/TensorMap.h"
@@ -22,9 +23,9 @@ struct LaunchConfig {
   int threads;          // threads per block, from the manifest
   long long shared_bytes; // dynamic shared memory per block, from the manifest
   void *stream;         // the native stream; null: the device's default stream
-  /// The tensor maps passed after the arguments (CUDA; bulk tensor copies), each already
-  /// checked by encode_tensor_map.
-  const TensorMapEncoding *tensor_maps = nullptr;
+  /// The tensor maps passed after the arguments (CUDA; bulk tensor copies): `count` blocks
+  /// of 128 bytes that encode_tensor_maps() wrote.
+  const void *tensor_maps = nullptr;
   int tensor_map_count = 0;
 };
 
@@ -56,8 +57,14 @@ public:
   /// Runs `fn` over the grid with arguments already checked against its signature.
   virtual void launch(FunctionHandle fn, const LaunchConfig &config, const rt::kernel_arg *args,
                       int nargs) = 0;
-  /// Whether launch() takes LaunchConfig::tensor_maps (the CUDA driver can encode them).
-  virtual bool takes_tensor_maps() const { return false; }
+  /// Encodes `n` tensor maps into `out` (n blocks of 128 bytes, 64-byte aligned) for
+  /// LaunchConfig::tensor_maps; returns why it cannot (empty when it did).
+  virtual std::string encode_tensor_maps(const TensorMapEncoding *maps, int n, void *out) {
+    (void)maps, (void)n, (void)out;
+    return "this device takes no tensor maps";
+  }
+  /// The most dynamic shared memory a block may have.
+  virtual long long max_shared_bytes() const { return std::numeric_limits<long long>::max(); }
   /// Waits for all work launched on the device.
   virtual void synchronize() = 0;
 };

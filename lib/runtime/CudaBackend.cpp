@@ -205,26 +205,35 @@ public:
       params[i] = a.kind == rt::kernel_arg::tensor_arg ? static_cast<void *>(&a.data) : static_cast<void *>(&a.value);
     }
     // Tensor maps after the arguments, passed by value (128 bytes each).
-    std::vector<CUtensorMap> maps(size_t(c.tensor_map_count));
-    for (int i = 0; i < c.tensor_map_count; ++i) {
-      const TensorMapEncoding &e = c.tensor_maps[i];
-      const std::uint32_t *box = e.box, *element_strides = e.element_strides;
-      check(d.cuTensorMapEncodeTiled(&maps[size_t(i)], CUtensorMapDataType(e.data_type), cuuint32_t(e.rank),
-                                     const_cast<void *>(e.base), reinterpret_cast<const cuuint64_t *>(e.dims),
-                                     reinterpret_cast<const cuuint64_t *>(e.strides_bytes),
-                                     reinterpret_cast<const cuuint32_t *>(box),
-                                     reinterpret_cast<const cuuint32_t *>(element_strides), CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                     CUtensorMapSwizzle(e.swizzle), CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                                     CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
-            "cuTensorMapEncodeTiled");
-      params.push_back(&maps[size_t(i)]);
-    }
+    for (int i = 0; i < c.tensor_map_count; ++i)
+      params.push_back(const_cast<unsigned char *>(static_cast<const unsigned char *>(c.tensor_maps) + 128 * i));
     check(d.cuLaunchKernel(f, unsigned(c.grid[0]), unsigned(c.grid[1]), unsigned(c.grid[2]), unsigned(c.threads), 1, 1,
                            unsigned(c.shared_bytes), static_cast<CUstream>(c.stream), params.data(), nullptr),
           "cuLaunchKernel");
   }
 
-  bool takes_tensor_maps() const override { return driver().cuTensorMapEncodeTiled != nullptr; }
+  std::string encode_tensor_maps(const TensorMapEncoding *maps, int n, void *out) override {
+    const Driver &d = driver();
+    if (!d.cuTensorMapEncodeTiled)
+      return "the CUDA driver has no cuTensorMapEncodeTiled";
+    static_assert(sizeof(CUtensorMap) == 128, "a tensor map is 128 bytes");
+    for (int i = 0; i < n; ++i) {
+      const TensorMapEncoding &e = maps[i];
+      CUresult r = d.cuTensorMapEncodeTiled(
+          reinterpret_cast<CUtensorMap *>(static_cast<unsigned char *>(out) + 128 * i), CUtensorMapDataType(e.data_type),
+          cuuint32_t(e.rank), const_cast<void *>(e.base), reinterpret_cast<const cuuint64_t *>(e.dims),
+          reinterpret_cast<const cuuint64_t *>(e.strides_bytes), reinterpret_cast<const cuuint32_t *>(e.box),
+          reinterpret_cast<const cuuint32_t *>(e.element_strides), CU_TENSOR_MAP_INTERLEAVE_NONE,
+          CUtensorMapSwizzle(e.swizzle), CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+      if (r != CUDA_SUCCESS) {
+        const char *name = nullptr;
+        d.cuGetErrorName(r, &name);
+        return "cuTensorMapEncodeTiled refused tensor map " + std::to_string(i) + " (" + (name ? name : "?") + ")";
+      }
+    }
+    return "";
+  }
+  long long max_shared_bytes() const override { return max_shared_; }
 
   /// Waits for the device, then reports the first failed device_assert of any image.
   void synchronize() override {

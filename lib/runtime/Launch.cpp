@@ -96,6 +96,7 @@ int last_tensor_map_launch() { return last_tensor_map_launch_state; }
 void launch_packed(const char *key, std::int64_t gx, std::int64_t gy, std::int64_t gz,
                    const kernel_arg *args, int nargs, const tile::stream *s) {
   using namespace tile::runtime;
+  last_tensor_map_launch_state = -1;
   const tile::device dev = tile::current_device();
   if (!key)
     fail("(null)", dev, "null kernel key");
@@ -136,28 +137,34 @@ void launch_packed(const char *key, std::int64_t gx, std::int64_t gy, std::int64
 
   LaunchConfig config{{gx, gy, gz}, kernel.threads, kernel.shared_bytes, s ? s->native() : nullptr};
   // A kernel with tensor maps runs where every map can describe its tensor (alignment and
-  // strides, known only now), else its fallback entry, which copies without them.
+  // strides, known only now) and the device can encode them and give the block its shared
+  // memory, else its fallback entry, which copies without them.
+  struct alignas(64) MapBytes {
+    unsigned char bytes[128];
+  };
   std::vector<TensorMapEncoding> maps(kernel.tensor_maps.size());
+  std::vector<MapBytes> encoded(maps.size());
   std::string why_not;
-  if (!maps.empty() && !backend.takes_tensor_maps())
-    why_not = "the driver cannot encode tensor maps";
+  if (!maps.empty() && kernel.shared_bytes > backend.max_shared_bytes())
+    why_not = "its entry needs " + std::to_string(kernel.shared_bytes) + " bytes of shared memory, more than a block "
+              "has here";
   for (size_t i = 0; i < maps.size() && why_not.empty(); ++i) {
     const int param = kernel.tensor_maps[i].param;
     if (std::string why = encode_tensor_map(args[param], kernel.tensor_maps[i], maps[i]); !why.empty())
       why_not = "argument " + std::to_string(param + 1) + ": " + why;
   }
+  if (!maps.empty() && why_not.empty())
+    why_not = backend.encode_tensor_maps(maps.data(), int(maps.size()), encoded.data());
   const bool fallback = !why_not.empty();
-  if (!maps.empty()) {
-    last_tensor_map_launch_state = fallback ? 0 : 1;
-    if (fallback && log_launches())
-      std::fprintf(stderr, "tile: %s on %s: its entry without tensor maps runs (%s)\n", std::string(found->display_name).c_str(),
-                   dev.name().c_str(), why_not.c_str());
-  }
+  last_tensor_map_launch_state = maps.empty() ? -1 : fallback ? 0 : 1;
+  if (fallback && log_launches())
+    std::fprintf(stderr, "tile: %s on %s: its entry without tensor maps runs (%s)\n",
+                 std::string(found->display_name).c_str(), dev.name().c_str(), why_not.c_str());
   if (fallback) {
     config.threads = kernel.fallback->threads;
     config.shared_bytes = kernel.fallback->shared_bytes;
   } else if (!maps.empty()) {
-    config.tensor_maps = maps.data();
+    config.tensor_maps = encoded.data();
     config.tensor_map_count = int(maps.size());
   }
   try {

@@ -167,6 +167,8 @@ Manifest parse_manifest(std::string_view text) {
           (spec.swizzle_bytes != 0 && spec.swizzle_bytes != 32 && spec.swizzle_bytes != 64 && spec.swizzle_bytes != 128))
         malformed(line, "tensor map swizzle '" + std::string(swizzle) + "' is not 0, 32, 64 or 128");
       std::string_view dims = box;
+      if (box.empty() || box.back() == 'x')
+        malformed(line, "tensor map box '" + std::string(box) + "' is not extents of 1 to 256 joined by 'x'");
       while (!dims.empty()) {
         const size_t x = dims.find('x');
         int extent = 0;

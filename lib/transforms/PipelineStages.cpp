@@ -43,21 +43,21 @@ std::vector<Stmt> pipelined_body(const ForNode *n) {
 namespace {
 
 /// Shared buffers mentioned outside pipelined loops (they cannot be multi-buffered).
-void find_outside_uses(const Stmt &s, std::set<const BufferNode *> &out) {
+void find_outside_uses(const Stmt &s, std::set<const BufferNode *> &out, int stages) {
   if (!s)
     return;
-  if (auto f = s->as<ForNode>(); f && f->for_kind == ForKind::Pipelined && f->stages >= 2)
+  if (auto f = s->as<ForNode>(); f && f->for_kind == ForKind::Pipelined && (stages > 0 ? stages : f->stages) >= 2)
     return;
   if (auto q = s->as<SeqNode>()) {
     for (auto &c : q->stmts)
-      find_outside_uses(c, out);
+      find_outside_uses(c, out, stages);
     return;
   }
   if (auto f = s->as<ForNode>())
-    return find_outside_uses(f->body, out);
+    return find_outside_uses(f->body, out, stages);
   if (auto i = s->as<IfNode>()) {
-    find_outside_uses(i->then_case, out);
-    find_outside_uses(i->else_case, out);
+    find_outside_uses(i->then_case, out, stages);
+    find_outside_uses(i->else_case, out, stages);
     return;
   }
   if (s->as<DeclBufferNode>())
@@ -83,16 +83,16 @@ void find_outside_uses(const Stmt &s, std::set<const BufferNode *> &out) {
 
 } // namespace
 
-std::set<const BufferNode *> unstageable_buffers(const Stmt &body) {
+std::set<const BufferNode *> unstageable_buffers(const Stmt &body, int stages) {
   std::set<const BufferNode *> out;
-  find_outside_uses(body, out);
+  find_outside_uses(body, out, stages);
   std::map<const BufferNode *, int> loops;
   for_each_node(body, nullptr, [&](const Stmt &s) {
     auto f = s->as<ForNode>();
-    if (!f || f->for_kind != ForKind::Pipelined || f->stages < 2)
+    if (!f || f->for_kind != ForKind::Pipelined || (stages > 0 ? stages : f->stages) < 2)
       return;
     std::set<const BufferNode *> used;
-    find_outside_uses(f->body, used);
+    find_outside_uses(f->body, used, stages);
     for (const BufferNode *b : used)
       ++loops[b];
   });

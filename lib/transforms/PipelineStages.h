@@ -25,7 +25,8 @@ std::vector<ir::Stmt> pipelined_body(const ir::ForNode *n);
 
 /// Shared buffers that no pipelined loop may multi-buffer: those used outside pipelined
 /// loops, and those used by more than one (each loop would stage them on its own).
-std::set<const ir::BufferNode *> unstageable_buffers(const ir::Stmt &body);
+/// `stages` > 0: every pipelined loop's stage count instead of its own (stages=).
+std::set<const ir::BufferNode *> unstageable_buffers(const ir::Stmt &body, int stages = 0);
 
 /// `b` with `stages` copies: B[R, C] becomes B[stages, R, C], its shared layout (`k`'s) too.
 ir::Buffer staged_buffer(ir::Kernel &k, const ir::BufferNode *b, int stages);

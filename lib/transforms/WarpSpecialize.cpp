@@ -96,6 +96,12 @@ private:
     p.param = param_of(src.buffer.get());
     if (p.param < 0 || d->scope != Scope::Shared)
       return why = "the copy into " + name + " is not from a tensor parameter into shared memory", std::nullopt;
+    // (A tensor the kernel also writes would need its writes fenced for the copy engine.)
+    if (!src.buffer->read_only)
+      return why = "the copy into " + name + " reads '" + src.buffer->name + "', which is not a tensor of const",
+             std::nullopt;
+    if (src.buffer->rank() > 4)
+      return why = "the copy into " + name + " reads a tensor of more than 4 dimensions", std::nullopt;
     if (src.buffer->dtype != d->dtype)
       return why = "the copy into " + name + " converts its elements", std::nullopt;
     const int elem = bytes(d->dtype);
@@ -107,7 +113,10 @@ private:
              std::nullopt;
     auto sl = k_.shared_layouts.find(d);
     const std::int64_t rows = d->extent(0), cols = d->extent(1), span = 128 / elem;
+    // The copy engine swizzles by address bits 7-9, the layout by row % 8 from the tile's
+    // start: the same where tiles start on 1024-byte boundaries and hold whole 8-row groups.
     const bool swizzled = sl != k_.shared_layouts.end() && sl->second.swizzle_bytes == 128 &&
+                          sl->second.alignment >= 1024 && rows % 8 == 0 &&
                           ((sl->second.slab == span && sl->second.pitch == span) ||
                            (sl->second.slab == 0 && sl->second.pitch == cols && cols == span));
     if (!swizzled || cols % span != 0)
@@ -161,7 +170,7 @@ private:
         if (!c->as<GemmNode>())
           return not_specialized(loop, "its body does more than copies and gemms (write "
                                        "tile::warp_specialize(true) in the kernel to have it taken)");
-    const std::set<const BufferNode *> unstageable = unstageable_buffers(k_.body);
+    const std::set<const BufferNode *> unstageable = unstageable_buffers(k_.body, stages_);
     for (const BulkCopyPlan &p : copies) {
       const BufferNode *b = p.copy->dst.buffer.get();
       if (unstageable.count(b))
@@ -182,7 +191,8 @@ private:
     });
     for (auto &p : k_.params)
       if (p.scalar)
-        known.insert(p.scalar.get());
+        if (!assigned.count(p.scalar.get())) // (a parameter may be assigned like a variable)
+          known.insert(p.scalar.get());
     for (auto &b : k_.block_index)
       if (b)
         known.insert(b.get());
@@ -203,16 +213,23 @@ private:
       before.push_back(top[i]);
     }
     std::set<const VarNode *> needed;
-    for (const Expr &e : {loop->begin, loop->extent, loop->step})
+    bool loads = false;
+    for (const Expr &e : {loop->begin, loop->extent, loop->step}) {
       free_vars(e, needed);
+      loads |= reads_memory(e);
+    }
     for (auto &p : copies)
-      for (auto &b : p.copy->src.begin)
+      for (auto &b : p.copy->src.begin) {
         free_vars(b, needed);
+        loads |= reads_memory(b);
+      }
+    if (loads)
+      return not_specialized(loop, "the copies' offsets or the loop's bounds read memory");
     for (const VarNode *v : needed)
       if (v != loop->var.get() && !known.count(v))
         return not_specialized(loop, "the copies' offsets or the loop's bounds read '" + v->name +
-                                         "', which is not a parameter, a block index or a constant declared "
-                                         "before the loop");
+                                         "', which the kernel assigns, or which is not a parameter, a block index "
+                                         "or a constant declared before the loop");
     for (const BulkCopyPlan &p : copies) {
       const BufferNode *b = p.copy->dst.buffer.get();
       bool declared = false;
@@ -322,11 +339,13 @@ private:
     }
     // Registers: the block's file divided evenly at launch (one block an SM), then the
     // producer's given back down to a few and shared among the consumers (setmaxnreg takes
-    // multiples of 8, at most 256).
+    // multiples of 8).
     const int total = NT + kProducerThreads;
     const int base_regs = std::min(t_.max_registers_per_thread, t_.register_file / total) / 8 * 8;
-    const int raised = std::min(256, base_regs + kProducerThreads * (base_regs - kProducerRegisters) / NT / 8 * 8);
-    const bool budget = base_regs > kProducerRegisters && raised > base_regs && raised <= 256;
+    // With one consumer warpgroup a thread has nearly the most it may have (255) already:
+    // no split.
+    const int raised = base_regs + kProducerThreads * (base_regs - kProducerRegisters) / NT / 8 * 8;
+    const bool budget = base_regs > kProducerRegisters && raised > base_regs && raised <= t_.max_registers_per_thread;
 
     std::vector<Stmt> producer_side, consumer_side;
     if (budget) {
@@ -355,8 +374,8 @@ private:
                         std::to_string(kProducerThreads) + " threads" +
                         (budget ? " (" + std::to_string(kProducerRegisters) + " registers each)" : "") + "; the " +
                         std::to_string(NT) + " consumer threads" +
-                        (budget ? " take " + std::to_string(raised) + " registers each" : "") +
-                        " and hand stages back through mbarriers"});
+                        (budget ? " take " + std::to_string(raised) + " registers each and" : "") +
+                        " hand stages back through mbarriers"});
     return true;
   }
 };

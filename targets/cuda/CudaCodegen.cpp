@@ -55,8 +55,9 @@ public:
   /// dynamic shared memory it needs.
   std::int64_t finish(std::ostringstream &os, const std::string &body) {
     std::ostringstream &os_ = os;
-    // With a producer warpgroup, one block an SM at most (its registers are divided among
-    // the warpgroups by setmaxnreg, which needs the bound).
+    // With a producer warpgroup, the bound of one block an SM: ptxas may give each thread
+    // the SM's registers over the block's threads, which setmaxnreg then moves between the
+    // warpgroups (it needs the bound).
     os_ << targets::kernel_comment(k_) << "extern \"C\" __global__ void __launch_bounds__("
         << k_.threads + k_.producer_threads << (k_.producer_threads ? ", 1" : "") << ") " << kernel_symbol(k_) << "(";
     for (size_t i = 0; i < k_.params.size(); ++i) {

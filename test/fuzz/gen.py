@@ -323,6 +323,8 @@ class Gen:
         if len(dims) < 2 and t.layout == 2:
             t.layout = 0
         t.offset = self.pick([0, 1, 3, 8, 5])
+        if role == 'in' and getattr(self, 'tensor_map_friendly', False) and self.chance(0.8):
+            t.layout, t.offset = 0, self.pick([0, 8])
         self.tensors.append(t)
         return t
 
@@ -1342,7 +1344,8 @@ class Gen:
     # Loops ------------------------------------------------------------------------------
 
     def loop_header_serial(self, var, count_expr, first=0):
-        kind = self.pick(['pipelined', 'serial', 'for', 'pipelined_s', 'range'], [30, 18, 22, 18, 12])
+        kind = self.pick(['pipelined', 'serial', 'for', 'pipelined_s', 'range'],
+                         [45, 5, 8, 37, 5] if getattr(self, 'tensor_map_friendly', False) else [30, 18, 22, 18, 12])
         if first or kind == 'range':
             kind = self.pick(['pipelined_range', 'serial_range', 'for'])
         st = self.r.randint(1, 4)
@@ -1474,12 +1477,15 @@ class Gen:
             ta, ot = False, self.pick(['bf16', 'f16'])
         a_dims = ('k', 'm') if ta else ('m', 'k')
         b_dims = ('n', 'k') if tb else ('k', 'n')
-        A = self.new_tensor('in', self.pick([ot, ot, 'f32', 'bf16']), tuple(d.upper() for d in a_dims))
-        B = self.new_tensor('in', self.pick([ot, ot, 'f32', 'f16']), tuple(d.upper() for d in b_dims))
+        # (Tensor-map friendly programs copy operands without conversion into shared tiles,
+        # mostly straight into the gemm: loops warp-specialize takes.)
+        fr = getattr(self, 'tensor_map_friendly', False)
+        A = self.new_tensor('in', ot if fr else self.pick([ot, ot, 'f32', 'bf16']), tuple(d.upper() for d in a_dims))
+        B = self.new_tensor('in', ot if fr else self.pick([ot, ot, 'f32', 'f16']), tuple(d.upper() for d in b_dims))
         for t in (A, B):
             t.lo, t.hi = self.pick([(-1.0, 1.0), (-1.0, 1.0), (0.0, 1.0), (-2.0, 2.0)])
         before = len(self.bufs)
-        As = self.new_buf(self.pick(['shared', 'fragment'], [75, 25]), ot, a_dims)
+        As = self.new_buf('shared' if fr else self.pick(['shared', 'fragment'], [75, 25]), ot, a_dims)
         Bs = self.new_buf('shared' if wg else self.pick(['shared', 'shared', 'fragment']), ot, b_dims) if do_gemm else None
         policy = self.pick(['', 'T::warp_policy::square', 'T::warp_policy::full_row', 'T::warp_policy::full_col'])
         self.freeze(True)
@@ -1503,7 +1509,7 @@ class Gen:
             self.op_load(c, a_dims, As, A)
             if do_gemm:
                 self.op_load(c, b_dims, Bs, B)
-                if self.chance(0.2):
+                if self.chance(0.05 if fr else 0.2):
                     # Scale an operand tile in place between its copy and the gemm.
                     tgt = self.pick([As, Bs])
                     s = self.pick([0.5, 2.0, -1.0])
@@ -1756,6 +1762,13 @@ class Gen:
             self.sizes['N'] = max(1, self.sizes['N'] // 2)
         while self.sizes['K'] * (self.sizes['M'] + self.sizes['N']) > 60000:
             self.sizes['K'] = max(1, self.sizes['K'] // 2)
+        # wgmma batches: often N and K a multiple of 8 and inputs row-major from a 16-byte
+        # boundary, whose rows tensor maps take: sm_90a's warp-specialized entry (bulk
+        # tensor copies) runs, not only its fallback.
+        self.tensor_map_friendly = bool(self.over.get('wgmma')) and self.chance(0.6)
+        if self.tensor_map_friendly:
+            for D in 'NK':
+                self.sizes[D] = (self.sizes[D] + 7) // 8 * 8  # (0 stays 0: empty tensors)
         for D in 'MNKB':
             self.sizes[D] = self.over.get(D, self.sizes[D])
         M, N, B = self.sizes['M'], self.sizes['N'], self.sizes['B']
@@ -1792,7 +1805,7 @@ class Gen:
         ctx = Ctx(origin, shapes, 1)
         # The plan, drawn before the steps.
         n_loads, n_ops, n_after = r.randint(1, 3), r.randint(1, 5), r.randint(0, 3)
-        loop = 'k' if self.mode == '2d' and self.chance(0.45) else \
+        loop = 'k' if self.mode == '2d' and self.chance(0.9 if self.tensor_map_friendly else 0.45) else \
             'chunks' if self.mode == 'rows' and self.chance(0.6) else None
         n_stats, second_pass = r.randint(1, 2), self.chance(0.5)
         # Prologue: a few loads, then random ops.

@@ -130,7 +130,7 @@ TEST_F(RuntimeLaunch, UnknownKernel) {
 TEST_F(RuntimeLaunch, TakesTheFallbackWhereNoTensorMapCanBeUsed) {
   // A kernel whose own entry takes tensor maps (here a symbol the image does not have) and
   // whose fallback is add_one: a backend that takes no tensor maps (the CPU's) launches the
-  // fallback, with its threads.
+  // fallback (and says so to the calling thread).
   static const std::string bytes = [] {
     std::ifstream in(test_image_path(), std::ios::binary);
     return std::string(std::istreambuf_iterator<char>(in), {});
@@ -140,8 +140,12 @@ TEST_F(RuntimeLaunch, TakesTheFallbackWhereNoTensorMapCanBeUsed) {
                            bytes.data(), bytes.size());
   std::vector<float> host(300, 1.0f);
   tile::rt::launch("_Z8add_tmapv", 5, 1, 1, tile::tensor<float, 1>(host.data(), {300}));
+  EXPECT_EQ(tile::rt::last_tensor_map_launch(), 0);
   for (int i = 0; i < 300; ++i)
     ASSERT_EQ(host[i], 2.0f) << "element " << i;
+  // A kernel without tensor maps resets it.
+  tile::rt::launch(add_one, 5, 1, 1, tile::tensor<float, 1>(host.data(), {300}));
+  EXPECT_EQ(tile::rt::last_tensor_map_launch(), -1);
 }
 
 TEST_F(RuntimeLaunch, LoadsAnImageOnceUnderConcurrentFirstLaunches) {

@@ -85,6 +85,7 @@ TEST(RuntimeManifest, TensorMapsAndFallbackFollowTheirKernel) {
            "tmap 0 128 128\nfallback k_f 256 0\n",        // one extent for a rank-2 tensor
            "tmap 0 128 512x64\nfallback k_f 256 0\n",     // an extent past 256
            "tmap 0 128 128x0\nfallback k_f 256 0\n",      // an empty box
+           "tmap 0 128 128x64x\nfallback k_f 256 0\n",    // a trailing x
            "tmap 0 128 128x64\nfallback k_f 0 0\n",       // no threads
            "tmap 0 128 128x64\nfallback k_f 256\n",       // no shared size
            "tmap 0 128 128x64\nfallback k_f 256 0\nfallback k_g 256 0\n",

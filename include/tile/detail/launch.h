@@ -94,10 +94,10 @@ void launch(const char *key, std::int64_t gx, std::int64_t gy, std::int64_t gz, 
 /// (file:line) when `condition` is false.
 void expect(bool condition, const char *message, const char *kernel, const char *where);
 
-/// On the calling thread, how its last launch of a kernel with tensor maps (sm_90a's bulk
-/// tensor copies) ran: 1 its own entry, 0 its fallback (a tensor no tensor map describes),
-/// -1 there was none. For tests; TILE_LOG=launches in the environment also prints each
-/// fallback and why to stderr.
+/// On the calling thread, how its last launch ran: 1 a kernel's entry with tensor maps
+/// (sm_90a's bulk tensor copies), 0 its fallback (a tensor no tensor map describes, or the
+/// device cannot take them), -1 a kernel without tensor maps, or no launch. For tests;
+/// TILE_LOG=launches in the environment also prints each fallback and why to stderr.
 int last_tensor_map_launch();
 
 /// Registers one device image of a translation unit. `manifest` lists its kernels (see

@@ -62,9 +62,6 @@ template <class In>
   T::copy(acc, C.at(by * 128, bx * 128));
 }
 
-/// Runs `kernel(A, B, C)` with A and B stored with `pad` elements after each row and
-/// `shift` elements before the first, and checks C against a float64 reference of the k
-/// tiles from `k_first`.
 /// Which entry the last launch ran (tile::rt::last_tensor_map_launch): on an sm_90 GPU the
 /// one with tensor maps where the tensors allow them (`maps`), else the fallback; on other
 /// devices the kernel has no tensor maps.
@@ -78,6 +75,9 @@ void check_entry(const char *name, bool maps) {
   }
 }
 
+/// Runs `kernel(A, B, C)` with A and B stored with `pad` elements after each row and
+/// `shift` elements before the first, and checks C against a float64 reference of the k
+/// tiles from `k_first`, and which entry ran.
 template <class In, class Kernel>
 void run(const char *name, int M, int N, int K, Kernel kernel, int pad = 0, int shift = 0, int k_first = 0) {
   auto a = check::random<In>(std::size_t(M) * K), b = check::random<In>(std::size_t(K) * N);

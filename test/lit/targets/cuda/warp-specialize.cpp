@@ -6,18 +6,21 @@
 // cannot take say why. nvcc's PTX has the bulk tensor copies, the mbarriers and setmaxnreg.
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a+sm_80 -fplugin-arg-tile-remarks %s 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=REMARKS
-// REMARKS-DAG: warp-specialize.cpp:109:3: remark: [cuda:sm_90a] pipelined loop: 3 stages, the copies into 'As', 'Bs' are bulk tensor copies (TMA, 128-byte swizzle) by a producer warpgroup of 128 threads (40 registers each); the 256 consumer threads take 232 registers each and hand stages back through mbarriers
+// REMARKS-DAG: warp-specialize.cpp:112:3: remark: [cuda:sm_90a] pipelined loop: 3 stages, the copies into 'As', 'Bs' are bulk tensor copies (TMA, 128-byte swizzle) by a producer warpgroup of 128 threads (40 registers each); the 256 consumer threads take 232 registers each and hand stages back through mbarriers
 // REMARKS-DAG: remark: [cuda:sm_80] pipelined loop: 3 stages, the copies into 'As', 'Bs' run 2 iterations ahead
 // REMARKS-DAG: remark: [cuda:sm_90a] pipelined loop not warp-specialized: the kernel has a device_assert, which ends a thread early
 // REMARKS-DAG: remark: [cuda:sm_90a] pipelined loop not warp-specialized: it is inside another statement (only a loop at the top of the kernel's body is)
 // REMARKS-DAG: remark: [cuda:sm_90a] pipelined loop not warp-specialized: the copy into 'As' converts its elements
+// REMARKS-DAG: remark: [cuda:sm_90a] pipelined loop not warp-specialized: the copies' offsets or the loop's bounds read 'tiles', which the kernel assigns, or which is not a parameter, a block index or a constant declared before the loop
+// REMARKS-DAG: remark: [cuda:sm_90a] pipelined loop not warp-specialized: 'As', which it copies into, is used outside the loop
+// REMARKS-DAG: remark: [cuda:sm_90a] pipelined loop not warp-specialized: the copy into 'Bs' reads 'B', which is not a tensor of const
 // REMARKS-DAG: remark: [cuda:sm_90a] pipelined loop not warp-specialized: its body does more than copies and gemms (write tile::warp_specialize(true) in the kernel to have it taken)
 // REMARKS-DAG: remark: [cuda:sm_90a] pipelined loop: 2 stages, the copies into 'As', 'Bs' are bulk tensor copies
-// REMARKS-NOT: warp-specialized: {{.*}}off
+// REMARKS-DAG: remark: [cuda:sm_90a] pipelined loop: 3 stages, the copies into 'As', 'Bs' are bulk tensor copies (TMA, 128-byte swizzle) by a producer warpgroup of 128 threads; the 128 consumer threads hand stages back through mbarriers
 // stages=N fixes every loop's stages here too.
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-stages=4 \
 // RUN:   -fplugin-arg-tile-remarks %s 2>&1 | FileCheck %s --check-prefix=STAGES4
-// STAGES4: warp-specialize.cpp:109:3: remark: [cuda:sm_90a] pipelined loop: 4 stages, the copies into 'As', 'Bs' are bulk tensor copies
+// STAGES4: warp-specialize.cpp:112:3: remark: [cuda:sm_90a] pipelined loop: 4 stages, the copies into 'As', 'Bs' are bulk tensor copies
 //
 // The pass's IR: the prelude both sides run, the staged buffers and barriers, the roles.
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a \
@@ -61,11 +64,11 @@
 // warp-specialize=off, and tile::warp_specialize(false) in a kernel, keep the cp.async pipeline.
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-warp-specialize=off \
 // RUN:   -fplugin-arg-tile-remarks %s 2>&1 | FileCheck %s --check-prefix=OFF
-// OFF: warp-specialize.cpp:109:3: remark: [cuda:sm_90a] pipelined loop: 3 stages, the copies into 'As', 'Bs' run 2 iterations ahead, issued while the first gemm runs (wgmma)
+// OFF: warp-specialize.cpp:112:3: remark: [cuda:sm_90a] pipelined loop: 3 stages, the copies into 'As', 'Bs' run 2 iterations ahead, issued while the first gemm runs (wgmma)
 // OFF-NOT: bulk tensor copies
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-remarks %s 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=KERNEL-OFF
-// KERNEL-OFF: warp-specialize.cpp:{{[0-9]+}}:3: remark: [cuda:sm_90a] pipelined loop: 2 stages, the copies into 'As', 'Bs' run 1 iteration ahead, issued while the first gemm runs (wgmma)
+// KERNEL-OFF: warp-specialize.cpp:{{[0-9]+}}:3: remark: [cuda:sm_90a] pipelined loop: 4 stages, the copies into 'As', 'Bs' run 2 iterations ahead, issued while the first gemm runs (wgmma)
 //
 // The generated CUDA: tensor maps after the parameters, a named barrier for the consumers,
 // the fallback entry; the manifest lists the maps and the fallback; PTX through nvcc.
@@ -176,7 +179,7 @@ template void gemm<128, 128, 3>(T::tensor<const T::bf16, 2>, T::tensor<const T::
   T::shared<T::bf16, 64, 128> Bs;
   T::fragment<float, 128, 128> acc;
   T::clear(acc);
-  for (int k : T::pipelined(T::ceildiv(K, 64), T::stages(2))) {
+  for (int k : T::pipelined(T::ceildiv(K, 64), T::stages(4))) {
     T::copy(A.at(by * 128, k * 64), As);
     T::copy(B.at(k * 64, bx * 128), Bs);
     T::gemm(As, Bs, acc);
@@ -206,3 +209,72 @@ template <bool Ask>
 }
 template void scaled<false>(T::tensor<const T::bf16, 2>, T::tensor<const T::bf16, 2>, T::tensor<float, 2>);
 template void scaled<true>(T::tensor<const T::bf16, 2>, T::tensor<const T::bf16, 2>, T::tensor<float, 2>);
+
+// One consumer warpgroup: each thread has nearly the most it may (255) already, so no
+// setmaxnreg split (launched as 256 threads, one block an SM).
+[[tile::kernel]] void one_group(T::tensor<const T::bf16, 2> A, T::tensor<const T::bf16, 2> B, T::tensor<float, 2> C) {
+  const int K = A.size(1);
+  auto [bx, by] = T::grid(T::ceildiv(C.size(1), 64), T::ceildiv(C.size(0), 64), T::threads(128));
+  T::shared<T::bf16, 64, 64> As;
+  T::shared<T::bf16, 64, 64> Bs;
+  T::fragment<float, 64, 64> acc;
+  T::clear(acc);
+  for (int k : T::pipelined(T::ceildiv(K, 64), T::stages(3))) {
+    T::copy(A.at(by * 64, k * 64), As);
+    T::copy(B.at(k * 64, bx * 64), Bs);
+    T::gemm(As, Bs, acc);
+  }
+  T::copy(acc, C.at(by * 64, bx * 64));
+}
+
+// Not taken: the loop's bound is a parameter the kernel assigns before the loop (the
+// producer would count from another value than the consumers).
+[[tile::kernel]] void assigned_bound(T::tensor<const T::bf16, 2> A, T::tensor<const T::bf16, 2> B, T::tensor<float, 2> C,
+                                    int tiles) {
+  auto [bx, by] = T::grid(T::ceildiv(C.size(1), 128), T::ceildiv(C.size(0), 128), T::threads(256));
+  tiles = tiles / 2;
+  T::shared<T::bf16, 128, 64> As;
+  T::shared<T::bf16, 64, 128> Bs;
+  T::fragment<float, 128, 128> acc;
+  T::clear(acc);
+  for (int k : T::pipelined(tiles, T::stages(3))) {
+    T::copy(A.at(by * 128, k * 64), As);
+    T::copy(B.at(k * 64, bx * 128), Bs);
+    T::gemm(As, Bs, acc);
+  }
+  T::copy(acc, C.at(by * 128, bx * 128));
+}
+
+// Not taken: an operand tile used after the loop.
+[[tile::kernel]] void used_after(T::tensor<const T::bf16, 2> A, T::tensor<const T::bf16, 2> B, T::tensor<float, 2> C,
+                                 T::tensor<T::bf16, 2> Last) {
+  const int K = A.size(1);
+  auto [bx, by] = T::grid(T::ceildiv(C.size(1), 128), T::ceildiv(C.size(0), 128), T::threads(256));
+  T::shared<T::bf16, 128, 64> As;
+  T::shared<T::bf16, 64, 128> Bs;
+  T::fragment<float, 128, 128> acc;
+  T::clear(acc);
+  for (int k : T::pipelined(T::ceildiv(K, 64), T::stages(3))) {
+    T::copy(A.at(by * 128, k * 64), As);
+    T::copy(B.at(k * 64, bx * 128), Bs);
+    T::gemm(As, Bs, acc);
+  }
+  T::copy(acc, C.at(by * 128, bx * 128));
+  T::copy(As, Last.at(by * 128, 0));
+}
+
+// Not taken: B is a tensor the kernel may write (not const).
+[[tile::kernel]] void writable(T::tensor<const T::bf16, 2> A, T::tensor<T::bf16, 2> B, T::tensor<float, 2> C) {
+  const int K = A.size(1);
+  auto [bx, by] = T::grid(T::ceildiv(C.size(1), 128), T::ceildiv(C.size(0), 128), T::threads(256));
+  T::shared<T::bf16, 128, 64> As;
+  T::shared<T::bf16, 64, 128> Bs;
+  T::fragment<float, 128, 128> acc;
+  T::clear(acc);
+  for (int k : T::pipelined(T::ceildiv(K, 64), T::stages(3))) {
+    T::copy(A.at(by * 128, k * 64), As);
+    T::copy(B.at(k * 64, bx * 128), Bs);
+    T::gemm(As, Bs, acc);
+  }
+  T::copy(acc, C.at(by * 128, bx * 128));
+}
