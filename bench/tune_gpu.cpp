@@ -122,6 +122,11 @@ template <int D, bool CAUSAL> void tune_attention() {
     run("BM64 BN64 s3", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 64, 64, 128, 3>(x...); });
     if constexpr (CAUSAL) // query blocks in index order rather than the longest first
       run("BM128 BN64 s3 in order", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 64, 256, 3, false>(x...); });
+    // With a producer warpgroup (bulk tensor copies of K and V; one block an SM).
+    run("BM128 BN64 s3 warp-specialized",
+        [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 64, 256, 3, true, true>(x...); });
+    run("BM128 BN128 s2 warp-specialized",
+        [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 128, 256, 2, true, true>(x...); });
   } else {
     run("BM128 BN128 s2", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 128, 256, 2>(x...); });
     run("BM128 BN128 s3", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 128, 256, 3>(x...); });
@@ -133,6 +138,10 @@ template <int D, bool CAUSAL> void tune_attention() {
     run("BM128 BN96 s2", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 96, 256, 2>(x...); });
     if constexpr (CAUSAL)
       run("BM128 BN128 s2 in order", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 128, 256, 2, false>(x...); });
+    run("BM128 BN128 s2 warp-specialized",
+        [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 128, 256, 2, true, true>(x...); });
+    run("BM128 BN64 s3 warp-specialized",
+        [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 64, 256, 3, true, true>(x...); });
   }
   return;
 #endif
