@@ -281,9 +281,14 @@ void run_cuda(const std::vector<ir::Kernel> &frontend_kernels, const std::string
     transforms::InferLayoutOptions layout_options;
     layout_options.tensor_cores = !opts.gemm_fma;
     layout_options.warpgroup_mma = opts.gemm_wgmma;
-    // A kernel with tensor maps (warp-specialize) also goes on without them: the runtime
-    // launches that where a tensor cannot be described by one.
-    auto add_fallbacks = [&](const std::vector<ir::Kernel> &laid_out) {
+    // warp-specialize; a kernel it gives tensor maps also goes on without them (its
+    // fallback, built from its laid-out IR), which the runtime launches where a tensor
+    // cannot be described by one.
+    auto warp_specialize = [&] {
+      const std::vector<ir::Kernel> laid_out = kernels;
+      const bool go_on = passes.run("warp-specialize", kernels, [&](const ir::Kernel &k) {
+        return opts.warp_specialize ? transforms::warp_specialize(k, target, opts.stages) : k;
+      });
       for (size_t i = 0; i < laid_out.size(); ++i)
         if (!kernels[i].tensor_maps.empty()) {
           ir::Kernel fallback = laid_out[i];
@@ -291,17 +296,11 @@ void run_cuda(const std::vector<ir::Kernel> &frontend_kernels, const std::string
           fallback.remarks.clear();
           kernels.push_back(std::move(fallback));
         }
-      return true;
+      return go_on;
     };
-    std::vector<ir::Kernel> laid_out;
     if (!passes.run("infer-layout", kernels,
                     [&](const ir::Kernel &k) { return transforms::infer_layout(k, target, layout_options); }) ||
-        !(laid_out = kernels, true) ||
-        !passes.run("warp-specialize", kernels,
-                    [&](const ir::Kernel &k) {
-                      return opts.warp_specialize ? transforms::warp_specialize(k, target, opts.stages) : k;
-                    }) ||
-        !add_fallbacks(laid_out) ||
+        !warp_specialize() ||
         !passes.run("lower-tile-ops", kernels,
                     [](const ir::Kernel &k) { return transforms::lower_tile_ops(k, transforms::IndexWidth::Narrow); }) ||
         !passes.run("lower-gemm", kernels, transforms::lower_gemm) ||
@@ -337,12 +336,12 @@ void run_cuda(const std::vector<ir::Kernel> &frontend_kernels, const std::string
   }
   // Each kernel's needs against every architecture at once: one that fits some of them is
   // a warning, not an error of the class that it does not fit.
-  // (A kernel's fallback, where a class has one, is checked with the kernel.)
+  // (A kernel's fallback, where a class has one, needs no more than the kernel.)
   for (size_t i = 0; !builds.empty() && i < frontend_kernels.size(); ++i) {
     std::vector<cuda::KernelBuild> per_class;
     for (const Build &b : builds)
       for (const ir::Kernel &k : b.kernels)
-        if (k.key == frontend_kernels[i].key)
+        if (k.key == frontend_kernels[i].key && k.fallback_of.empty())
           per_class.push_back({&k, k.shared_bytes, b.archs});
     for (auto &p : cuda::check_limits(per_class))
       result.messages.push_back({p.warning ? Message::Warning : Message::Error, frontend_kernels[i].key, p.message, p.note});
