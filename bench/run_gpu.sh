@@ -6,7 +6,9 @@
 set -u
 cd "$(dirname "$0")/.."
 export LD_LIBRARY_PATH="$PWD/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export TILE_DEVICE=cuda TILE_BENCH_REPS=${TILE_BENCH_REPS:-10}
+# 5 samples of 10 launches after 10 warm-ups: the launches of peers.py (10 + 50), so that
+# both run as long at the GPU's power limit (examples/common.h).
+export TILE_DEVICE=cuda TILE_BENCH_REPS=${TILE_BENCH_REPS:-5}
 out=${OUT:-.}/bench.jsonl
 : > "$out"
 sizes="4096"

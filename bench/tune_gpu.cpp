@@ -111,37 +111,24 @@ template <int D, bool CAUSAL> void tune_attention() {
   };
 #ifndef FLASH_ATTENTION_MMA
   // Both gemms on wgmma (the default on sm_90a), which takes 64 query rows a warpgroup: one
-  // or two warpgroups, key blocks and stages. The example's choice first.
+  // or two warpgroups, key blocks and stages, warp-specialized (the default: a producer
+  // warpgroup, and with 3 stages or more the P V gemm overlapped with the next block's
+  // softmax) or not (cp.async by the block's own threads). The example's choice first.
+  constexpr bool WS = true, CP = false;
+  run("BM128 BN128 s3 ws", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 128, 256, 3, true, WS>(x...); });
+  run("BM128 BN128 s2 ws", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 128, 256, 2, true, WS>(x...); });
+  if constexpr (D == 64) // (at head_dim 128, 4 stages of 128 keys take more shared memory than a block has)
+    run("BM128 BN128 s4 ws", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 128, 256, 4, true, WS>(x...); });
+  run("BM128 BN64 s3 ws", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 64, 256, 3, true, WS>(x...); });
+  run("BM128 BN64 s4 ws", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 64, 256, 4, true, WS>(x...); });
+  if constexpr (CAUSAL)
+    run("BM128 BN128 s3 ws in order",
+        [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 128, 256, 3, false, WS>(x...); });
   if constexpr (D == 64) {
-    run("BM128 BN64 s3", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 64, 256, 3>(x...); });
-    run("BM128 BN64 s4", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 64, 256, 4>(x...); });
-    run("BM128 BN64 s2", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 64, 256, 2>(x...); });
-    run("BM128 BN128 s3", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 128, 256, 3>(x...); });
-    run("BM128 BN128 s2", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 128, 256, 2>(x...); });
-    run("BM64 BN128 s2", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 64, 128, 128, 2>(x...); });
-    run("BM64 BN64 s3", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 64, 64, 128, 3>(x...); });
-    if constexpr (CAUSAL) // query blocks in index order rather than the longest first
-      run("BM128 BN64 s3 in order", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 64, 256, 3, false>(x...); });
-    // With a producer warpgroup (bulk tensor copies of K and V; one block an SM).
-    run("BM128 BN64 s3 warp-specialized",
-        [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 64, 256, 3, true, true>(x...); });
-    run("BM128 BN128 s2 warp-specialized",
-        [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 128, 256, 2, true, true>(x...); });
+    run("BM64 BN128 s3 ws", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 64, 128, 128, 3, true, WS>(x...); });
+    run("BM128 BN64 s3 cp.async", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 64, 256, 3, true, CP>(x...); });
   } else {
-    run("BM128 BN128 s2", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 128, 256, 2>(x...); });
-    run("BM128 BN128 s3", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 128, 256, 3>(x...); });
-    run("BM128 BN64 s2", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 64, 256, 2>(x...); });
-    run("BM128 BN64 s3", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 64, 256, 3>(x...); });
-    run("BM128 BN64 s4", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 64, 256, 4>(x...); });
-    // Key blocks whose padded tiles also fit sm_80's shared memory (BN128 needs 174080 bytes there).
-    run("BM128 BN112 s2", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 112, 256, 2>(x...); });
-    run("BM128 BN96 s2", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 96, 256, 2>(x...); });
-    if constexpr (CAUSAL)
-      run("BM128 BN128 s2 in order", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 128, 256, 2, false>(x...); });
-    run("BM128 BN128 s2 warp-specialized",
-        [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 128, 256, 2, true, true>(x...); });
-    run("BM128 BN64 s3 warp-specialized",
-        [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 64, 256, 3, true, true>(x...); });
+    run("BM128 BN128 s2 cp.async", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 128, 256, 2, true, CP>(x...); });
   }
   return;
 #endif

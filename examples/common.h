@@ -3,7 +3,8 @@
 //   PASS <name> <size> <time> ms     (exit status 0)
 //   FAIL <name> <size> ...           (exit status 1)
 // With TILE_BENCH_REPS=N in the environment, the time is the median of N samples of 10
-// launches in a row after a warm-up (time_ms), and a JSON line in the format of ../shared/bench/peers.py follows (bench/).
+// launches in a row after 10 warm-up launches (time_ms), and a JSON line in the format of
+// ../shared/bench/peers.py follows (bench/).
 #pragma once
 
 #include <tile/tile.h>
@@ -75,10 +76,12 @@ inline int bench_reps() {
 }
 
 /// Runs `launch` and waits for the device; returns the elapsed milliseconds. In bench mode,
-/// after a first launch that loads the image, the median over bench_reps() samples of the
-/// time per launch of 10 launches in a row (the device's time per kernel, without the
-/// host's launch and wake-up latency, which CUDA-event timings such as peers.py's also
-/// leave out).
+/// after 10 warm-up launches (the first loads the image), the median over bench_reps()
+/// samples of the time per launch of 10 launches in a row (the device's time per kernel,
+/// without the host's launch and wake-up latency, which CUDA-event timings such as
+/// peers.py's also leave out). peers.py warms up with 10 launches and times 50: with
+/// TILE_BENCH_REPS=5 both run as long, which matters where a long run is held at the GPU's
+/// power limit (the H200 at GEMM 8192^3: bench/NOTES.md, session 22).
 template <class F> double time_ms(F &&launch) {
   auto timed = [&](int n) {
     auto t0 = std::chrono::steady_clock::now();
@@ -91,6 +94,7 @@ template <class F> double time_ms(F &&launch) {
   const int reps = bench_reps();
   if (reps == 0)
     return first;
+  timed(9);
   std::vector<double> t;
   for (int r = 0; r < reps; ++r)
     t.push_back(timed(10));

@@ -9,17 +9,18 @@ namespace flash {
 namespace T = tile;
 
 template <int D, bool CAUSAL, int BM = 64, int BN = 64, int NT = 128, int STAGES = 2, bool LONGEST_FIRST = true,
-          bool WARP_SPECIALIZE = false>
+          bool WARP_SPECIALIZE = true>
 [[tile::kernel]] void flash_attention(T::tensor<const T::bf16, 4> Q, T::tensor<const T::bf16, 4> K,
                                       T::tensor<const T::bf16, 4> V, T::tensor<T::bf16, 4> O, float scale) {
   const int H = Q.size(1), SQ = Q.size(2), HKV = K.size(1), SK = K.size(2);
   // A positive scale: the maximum of the unscaled scores is then the scaled maximum.
   T::expect(scale > 0, "flash_attention needs a positive scale");
   auto [bx, by, bz] = T::grid(T::ceildiv(SQ, BM), H, Q.size(0), T::threads(NT));
-  // On sm_90a, a producer warpgroup moving K and V by bulk tensor copies (bench/tune_gpu.cpp
-  // times it; the softmax between the gemms keeps it off unless asked for).
-  if constexpr (WARP_SPECIALIZE)
-    T::warp_specialize(true);
+  // On sm_90a the compiler gives the loop a producer warpgroup moving K and V by bulk
+  // tensor copies, and with 3 stages runs each P V gemm on into the next iteration, while
+  // that iteration's softmax does; bench/tune_gpu.cpp also times it without.
+  if constexpr (!WARP_SPECIALIZE)
+    T::warp_specialize(false);
   const int hk = by / (H / HKV);
   // Causal: the query block with the most key blocks takes the grid's first block index
   // (the GPU starts blocks in index order), so that the short ones fill the last wave.

@@ -5,7 +5,7 @@
 // output is compared with on the GPU (same helpers, tile_cuda.h). Build (nvcc only):
 //   nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -I targets/cuda/include \
 //        -I include/tile/detail bench/proto/ws_gemm.cu -o ws_gemm
-//   ./ws_gemm [input scale]     (JSON lines: variant, size, ms, TFLOP/s, error)
+//   ./ws_gemm [input scale [timed launches]]   (JSON lines: variant, size, ms, TFLOP/s, error)
 #include "tile_cuda.h"
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -141,7 +141,7 @@ static CUtensorMap make_map(void *p, uint64_t inner, uint64_t outer, uint32_t bo
 }
 
 template <int S, int WAIT, bool REALLOC, bool PERSIST>
-void run(const char *name, int M, int N, int K, bf16 *A, bf16 *B, bf16 *C, float *R, int step, int panel) {
+void run(const char *name, int M, int N, int K, bf16 *A, bf16 *B, bf16 *C, float *R, int step, int panel, int reps) {
   CUtensorMap tA = make_map(A, K, M, 64, 128), tB = make_map(B, N, K, 64, 64);
   auto kern = ws_gemm<S, WAIT, REALLOC, PERSIST>;
   const int smem = S * 49152 + 2 * S * 8;
@@ -164,12 +164,11 @@ void run(const char *name, int M, int N, int K, bf16 *A, bf16 *B, bf16 *C, float
   }
   cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
   for (int w = 0; w < 5; ++w) kern<<<grid, 384, smem>>>(tA, tB, C, M, N, K, panel);
-  const int reps = 20;
   cudaEventRecord(a);
   for (int w = 0; w < reps; ++w) kern<<<grid, 384, smem>>>(tA, tB, C, M, N, K, panel);
   cudaEventRecord(b); cudaEventSynchronize(b);
   float ms; cudaEventElapsedTime(&ms, a, b); ms /= reps;
-  printf("{\"proto\": \"%s\", \"size\": \"%dx%dx%d\", \"ms\": %.4f, \"tflops\": %.1f, \"rel_err\": %.2e}\n", name, M, N, K, ms,
+  printf("{\"proto\": \"%s\", \"size\": \"%dx%dx%d\", \"reps\": %d, \"ms\": %.4f, \"tflops\": %.1f, \"rel_err\": %.2e}\n", name, M, N, K, reps, ms,
          2.0 * M * N * K / ms / 1e9, std::sqrt(num / den));
 }
 
@@ -178,6 +177,7 @@ int main(int argc, char **argv) {
   cudaGetDriverEntryPoint("cuTensorMapEncodeTiled", (void **)&encode, cudaEnableDefault, &q);
   int sizes[][3] = {{8192, 8192, 8192}};
   const float scale = argc > 1 ? atof(argv[1]) : 1.0f;
+  const int reps = argc > 2 ? atoi(argv[2]) : 20;
   for (auto &sz : sizes) {
     const int M = sz[0], N = sz[1], K = sz[2];
     bf16 *A, *B, *C; float *R;
@@ -186,9 +186,9 @@ int main(int argc, char **argv) {
     cudaMalloc(&R, (size_t)rows * N * 4);
     init<<<1024, 256>>>(A, (size_t)M * K, 1, scale); init<<<1024, 256>>>(B, (size_t)K * N, 2, scale);
     ref_rows<<<dim3((N + 255) / 256, rows), 256>>>(A, B, R, M, N, K, step);
-    run<3, 0, true, false>("s3 wait0 realloc", M, N, K, A, B, C, R, step, 8);
-    run<4, 0, true, false>("s4 wait0 realloc", M, N, K, A, B, C, R, step, 8);
-    run<4, 1, true, false>("s4 wait1 realloc", M, N, K, A, B, C, R, step, 8);
+    run<3, 0, true, false>("s3 wait0 realloc", M, N, K, A, B, C, R, step, 8, reps);
+    run<4, 0, true, false>("s4 wait0 realloc", M, N, K, A, B, C, R, step, 8, reps);
+    run<4, 1, true, false>("s4 wait1 realloc", M, N, K, A, B, C, R, step, 8, reps);
     cudaFree(A); cudaFree(B); cudaFree(C); cudaFree(R);
   }
 }

@@ -393,9 +393,20 @@ struct GemmNode : StmtNode {
   Region a, b, c;
   bool transpose_a, transpose_b, clear_accum;
   WarpPolicy policy;
+  /// On wgmma: issued without a wait for it; the pass that set this placed the
+  /// WarpgroupSync Waits (warp-specialize, overlapping a gemm with the next iteration).
+  bool deferred_wait = false;
   GemmNode(Region x, Region y, Region z, bool ta, bool tb, bool cl, WarpPolicy p)
       : StmtNode(static_kind), a(std::move(x)), b(std::move(y)), c(std::move(z)), transpose_a(ta),
         transpose_b(tb), clear_accum(cl), policy(p) {}
+  /// This gemm with other operands (every other field kept).
+  std::shared_ptr<GemmNode> with(Region x, Region y, Region z) const {
+    auto g = std::make_shared<GemmNode>(std::move(x), std::move(y), std::move(z), transpose_a, transpose_b,
+                                        clear_accum, policy);
+    g->loc = loc;
+    g->deferred_wait = deferred_wait;
+    return g;
+  }
 };
 struct FillNode : StmtNode {
   static constexpr StmtKind static_kind = StmtKind::Fill;
@@ -705,9 +716,8 @@ struct Kernel {
   Var block_index[3]; // bx, by, bz
   int threads = 128;
   int swizzle_panel = 0; // tile::use_swizzle; 0 = none
-  /// tile::warp_specialize(on): Auto (not called): warp-specialize takes pipelined loops of
-  /// copies and gemms only; On: also loops with other work between them (attention's
-  /// softmax); Off: none.
+  /// tile::warp_specialize(on): Auto (not called) and On: warp-specialize takes the loops
+  /// it can; Off: none.
   enum class WarpSpecialization { Auto, On, Off };
   WarpSpecialization warp_specialize = WarpSpecialization::Auto;
   /// Threads launched past `threads` (warp-specialize's producer warpgroup, which runs the

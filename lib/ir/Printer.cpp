@@ -346,6 +346,8 @@ public:
         os << ", transpose_b";
       if (n->clear_accum)
         os << ", clear_accum";
+      if (n->deferred_wait)
+        os << ", deferred_wait";
       if (n->policy != WarpPolicy::Square)
         os << ", policy=" << name(n->policy);
       os << ")";

@@ -296,7 +296,7 @@ Stmt IRMutator::mutate_Gemm(const Stmt &self, const GemmNode *n) {
   auto a = mutate(n->a), b = mutate(n->b), c = mutate(n->c);
   if (same(a, n->a) && same(b, n->b) && same(c, n->c))
     return self;
-  return std::make_shared<GemmNode>(a, b, c, n->transpose_a, n->transpose_b, n->clear_accum, n->policy);
+  return n->with(a, b, c);
 }
 Stmt IRMutator::mutate_Fill(const Stmt &self, const FillNode *n) {
   auto d = mutate(n->dst);

@@ -266,14 +266,25 @@ private:
 
   /// A tensor-core gemm keeps its node, with the accumulator's registers as destination
   /// (and the first operand's, where it is in registers).
+  /// The waits warp-specialize placed for its deferred gemms name the fragments they
+  /// complete: now their registers.
+  Stmt mutate_WarpgroupSync(const Stmt &self, const WarpgroupSyncNode *n) override {
+    std::vector<Buffer> regs = n->registers;
+    bool changed = false;
+    for (Buffer &b : regs)
+      if (auto it = regs_.find(b.get()); it != regs_.end()) {
+        b = it->second;
+        changed = true;
+      }
+    return changed ? std::make_shared<WarpgroupSyncNode>(n->sync_kind, n->pending, regs) : self;
+  }
+
   Stmt mutate_Gemm(const Stmt &self, const GemmNode *n) override {
     auto it = regs_.find(n->c.buffer.get());
     if (it == regs_.end())
       return self;
     auto a = regs_.find(n->a.buffer.get());
-    return std::make_shared<GemmNode>(a == regs_.end() ? n->a : full_region(a->second), n->b,
-                                      full_region(it->second), n->transpose_a, n->transpose_b, n->clear_accum,
-                                      n->policy);
+    return n->with(a == regs_.end() ? n->a : full_region(a->second), n->b, full_region(it->second));
   }
 
   /// A run of adjacent reductions with cross-warp steps, none reading or writing another's

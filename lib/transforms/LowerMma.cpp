@@ -88,7 +88,7 @@ protected:
     bool changed = false;
     for (size_t i = 0; i < n->stmts.size(); ++i) {
       const Stmt &s = n->stmts[i];
-      if (!is_warpgroup_gemm(s)) {
+      if (!is_warpgroup_gemm(s) || s->as<GemmNode>()->deferred_wait) { // (its waits are placed)
         Stmt m = mutate(s);
         changed |= m != s;
         out.push_back(m);
@@ -391,7 +391,7 @@ protected:
     // The accumulator (a's packed registers are a buffer of this block, which nothing
     // after it writes).
     gemm_registers_ = {n->c.buffer};
-    if (!defer_wait_) // else mutate_Seq places it
+    if (!defer_wait_ && !n->deferred_wait) // else mutate_Seq or warp-specialize placed it
       body.push_back(std::make_shared<WarpgroupSyncNode>(WarpgroupSyncKind::Wait, 0, gemm_registers_));
     uses_warpgroup = true;
     Stmt s = for_loop(make_var("g", ScalarType::I32), i32(0), i32(1), ForKind::Slots, seq(body));

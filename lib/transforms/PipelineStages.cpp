@@ -145,8 +145,7 @@ Region StageRewrite::mutate_region(const Region &r) {
   return out;
 }
 Stmt StageRewrite::mutate_Gemm(const Stmt &, const GemmNode *n) {
-  return std::make_shared<GemmNode>(mutate_region(n->a), mutate_region(n->b), mutate_region(n->c), n->transpose_a,
-                                    n->transpose_b, n->clear_accum, n->policy);
+  return n->with(mutate_region(n->a), mutate_region(n->b), mutate_region(n->c));
 }
 Stmt StageRewrite::mutate_Copy(const Stmt &, const CopyNode *n) {
   return std::make_shared<CopyNode>(mutate_region(n->src), mutate_region(n->dst));

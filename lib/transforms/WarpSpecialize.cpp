@@ -1,5 +1,6 @@
 #include "transforms/WarpSpecialize.h"
 
+#include <algorithm>
 #include <set>
 
 #include "analysis/SharedAccess.h"
@@ -26,6 +27,91 @@ void free_vars(const Expr &e, std::set<const VarNode *> &out) {
   } vars(out);
   vars.visit(e);
 }
+
+/// What a statement of a loop's body reads and writes: whole buffers and scalar variables.
+/// `opaque`: a statement whose order with others this pass does not reason about.
+struct Effects {
+  std::set<const void *> reads, writes;
+  bool opaque = false;
+};
+
+Effects effects_of(const Stmt &s) {
+  Effects e;
+  for_each_node(
+      s,
+      [&](const Expr &x) {
+        if (auto v = x->as<VarNode>())
+          e.reads.insert(v);
+        else if (auto l = x->as<LoadNode>())
+          e.reads.insert(l->buffer.get());
+      },
+      [&](const Stmt &x) {
+        switch (x->kind) {
+        case StmtKind::Seq:
+        case StmtKind::If:
+        case StmtKind::Print:
+          break;
+        case StmtKind::Store:
+          e.writes.insert(x->as<StoreNode>()->buffer.get());
+          break;
+        case StmtKind::Declare:
+          e.writes.insert(x->as<DeclareNode>()->var.get());
+          break;
+        case StmtKind::Assign:
+          e.writes.insert(x->as<AssignNode>()->var.get());
+          break;
+        case StmtKind::For:
+          e.writes.insert(x->as<ForNode>()->var.get());
+          break;
+        case StmtKind::DeclBuffer:
+          e.writes.insert(x->as<DeclBufferNode>()->buffer.get());
+          break;
+        case StmtKind::Copy:
+          e.reads.insert(x->as<CopyNode>()->src.buffer.get());
+          e.writes.insert(x->as<CopyNode>()->dst.buffer.get());
+          break;
+        case StmtKind::Gemm: {
+          auto g = x->as<GemmNode>();
+          e.reads.insert({g->a.buffer.get(), g->b.buffer.get(), g->c.buffer.get()});
+          e.writes.insert(g->c.buffer.get());
+          break;
+        }
+        case StmtKind::Fill:
+          e.writes.insert(x->as<FillNode>()->dst.buffer.get());
+          break;
+        case StmtKind::Reduce:
+          e.reads.insert({x->as<ReduceNode>()->src.get(), x->as<ReduceNode>()->dst.get()});
+          e.writes.insert(x->as<ReduceNode>()->dst.get());
+          break;
+        case StmtKind::Cumsum:
+          e.reads.insert(x->as<CumsumNode>()->src.get());
+          e.writes.insert(x->as<CumsumNode>()->dst.get());
+          break;
+        default: // atomics, barriers, lowered operations: not reordered
+          e.opaque = true;
+        }
+      });
+  return e;
+}
+
+/// Whether two statements must keep their order: one writes what the other reads or writes.
+bool conflict(const Effects &a, const Effects &b) {
+  if (a.opaque || b.opaque)
+    return true;
+  auto meets = [](const std::set<const void *> &x, const std::set<const void *> &y) {
+    return std::any_of(x.begin(), x.end(), [&](const void *v) { return y.count(v) > 0; });
+  };
+  return meets(a.writes, b.reads) || meets(a.writes, b.writes) || meets(b.writes, a.reads);
+}
+
+/// How a loop body's last gemm overlaps the next iteration (see Specializer::plan_overlap):
+/// body = [before..., first gemm, between...] with the last gemm deferred after the first
+/// gemm of the next iteration; `free` (indices into the body) run while it does, `dep`
+/// after the wait for it, each in the program's order.
+struct OverlapPlan {
+  size_t first = 0, last = 0;
+  std::vector<size_t> free, dep;
+};
 
 /// One copy the producer runs: its tensor map and boxes.
 struct BulkCopyPlan {
@@ -80,6 +166,52 @@ private:
     remarked_ = true;
     return false;
   }
+  /// Whether the consumers' last statement, a wgmma gemm, can run on into the next
+  /// iteration (FlashAttention-3's overlap of the softmax with the second gemm): issued
+  /// there after the first wgmma gemm, waited for before the first statement that touches
+  /// what it reads or writes (attention: `acc *= rescale`, then `p = s`), so that the
+  /// statements between (the softmax) run while the tensor cores do it. It holds its stage
+  /// one iteration longer: taken with 3 stages or more. nullopt with `why` where the body
+  /// has that shape but cannot; nullopt with `why` empty where it has not.
+  std::optional<OverlapPlan> plan_overlap(const std::vector<Stmt> &body, int S, std::string &why) const {
+    why.clear();
+    std::vector<size_t> gemms;
+    for (size_t i = 0; i < body.size(); ++i)
+      if (auto g = body[i]->as<GemmNode>(); g && k_.warpgroup_gemm(*g))
+        gemms.push_back(i);
+    if (gemms.size() < 2 || gemms.back() + 1 != body.size())
+      return std::nullopt;
+    OverlapPlan p;
+    p.first = gemms.front();
+    p.last = gemms.back();
+    const Effects last = effects_of(body[p.last]);
+    for (size_t i = 0; i <= p.first; ++i)
+      if (conflict(effects_of(body[i]), last))
+        return why = "the statements up to the first gemm touch what the last one reads or writes", std::nullopt;
+    std::vector<Effects> dep;
+    for (size_t i = p.first + 1; i < p.last; ++i) {
+      if (body[i]->as<GemmNode>())
+        return why = "a gemm between the first and the last", std::nullopt;
+      const Effects e = effects_of(body[i]);
+      bool waits = conflict(e, last);
+      for (const Effects &d : dep)
+        waits = waits || conflict(e, d);
+      if (waits) {
+        dep.push_back(e);
+        p.dep.push_back(i);
+      } else {
+        p.free.push_back(i);
+      }
+    }
+    if (p.free.empty())
+      return why = "every statement between the gemms touches what the last one reads or writes", std::nullopt;
+    if (S < 3)
+      return why = std::to_string(S) + " stages, and it would hold a stage the producer fills next (3 or more "
+                                       "overlap it: write stages(3))",
+             std::nullopt;
+    return p;
+  }
+
   int param_of(const BufferNode *b) const {
     for (size_t i = 0; i < k_.params.size(); ++i)
       if (k_.params[i].tensor.get() == b)
@@ -163,13 +295,9 @@ private:
     }
     if (copies.empty())
       return not_specialized(loop, "its body does not start with copies from global into shared memory");
-    // Work besides the gemms (attention's softmax) would run on one block an SM, where the
-    // cp.async pipeline may fit two: taken only when the kernel asks for it.
-    if (k_.warp_specialize != Kernel::WarpSpecialization::On)
-      for (auto &c : consumers)
-        if (!c->as<GemmNode>())
-          return not_specialized(loop, "its body does more than copies and gemms (write "
-                                       "tile::warp_specialize(true) in the kernel to have it taken)");
+    // (Work besides the gemms, attention's softmax, is taken too: on the H200 attention ran
+    // 1.1-1.3x faster so than with its cp.async pipeline at two blocks an SM, bench/NOTES.md
+    // session 22.)
     const std::set<const BufferNode *> unstageable = unstageable_buffers(k_.body, stages_);
     for (const BulkCopyPlan &p : copies) {
       const BufferNode *b = p.copy->dst.buffer.get();
@@ -323,7 +451,9 @@ private:
     }
 
     // The consumers' loop.
-    Stmt consumer;
+    std::string no_overlap;
+    const std::optional<OverlapPlan> overlap = plan_overlap(consumers, S, no_overlap);
+    Stmt consumer, peeled, drain; // (peeled, drain: the overlap's first iteration and last gemm)
     {
       Var it = make_var("it", it_type);
       const Expr stage = binary(BinaryOp::Mod, Expr(it), imm(S)), round = div(Expr(it), imm(S));
@@ -331,12 +461,81 @@ private:
       work.stage = stage;
       std::vector<Stmt> body = {declare(loop->var, iteration(it)),
                                 mbar(MbarrierOp::Wait, stage, binary(BinaryOp::Mod, round, imm(2)))};
-      for (auto &c : consumers)
-        body.push_back(work.mutate(c));
-      body.push_back(mbar(MbarrierOp::Arrive, add(stage, imm(S)), nullptr));
-      consumer = for_loop(it, imm(0), loop->extent, ForKind::Serial, seq(body));
+      if (!overlap) {
+        for (auto &c : consumers)
+          body.push_back(work.mutate(c));
+        body.push_back(mbar(MbarrierOp::Arrive, add(stage, imm(S)), nullptr));
+      } else {
+        // Iteration 0 first: [before, first gemm, its wait, the statements between]. Then
+        // iterations 1 on: [before, first gemm (issued), the last gemm of the iteration
+        // before (issued), the wait for the first, the free statements, the wait for the
+        // last (its stage handed back), the others]. Then the last gemm of the last
+        // iteration. (No gemm under a branch inside the loop: ptxas serializes wgmma that
+        // one path waits for differently than another, C7518.)
+        auto deferred = [](const Stmt &g) {
+          auto n = g->as<GemmNode>();
+          auto d = n->with(n->a, n->b, n->c);
+          d->deferred_wait = true;
+          return Stmt(d);
+        };
+        auto wait = [](int pending, const Stmt &g) {
+          return std::make_shared<WarpgroupSyncNode>(WarpgroupSyncKind::Wait, pending,
+                                                     std::vector<Buffer>{g->as<GemmNode>()->c.buffer});
+        };
+        const Stmt &first = consumers[overlap->first], &last = consumers[overlap->last];
+        // The last gemm of iteration i: its stage and loop variable.
+        auto last_of = [&](const Expr &i) {
+          StageRewrite r = base;
+          r.stage = binary(BinaryOp::Mod, i, imm(S));
+          r.vars[loop->var.get()] = iteration(i);
+          return r.mutate(deferred(last));
+        };
+        StageRewrite at0 = base;
+        at0.stage = imm(0);
+        std::vector<Stmt> first_it = {declare(loop->var, iteration(imm(0))), mbar(MbarrierOp::Wait, imm(0), imm(0))};
+        for (size_t i = 0; i < overlap->first; ++i) {
+          first_it.push_back(at0.mutate(consumers[i]));
+          body.push_back(work.mutate(consumers[i]));
+        }
+        first_it.push_back(at0.mutate(deferred(first)));
+        first_it.push_back(wait(0, first));
+        body.push_back(work.mutate(deferred(first)));
+        const Expr prev = sub(Expr(it), imm(1));
+        body.push_back(last_of(prev));
+        body.push_back(wait(1, first));
+        for (size_t i : overlap->free) {
+          first_it.push_back(at0.mutate(consumers[i]));
+          body.push_back(work.mutate(consumers[i]));
+        }
+        body.push_back(wait(0, last));
+        body.push_back(mbar(MbarrierOp::Arrive, add(binary(BinaryOp::Mod, prev, imm(S)), imm(S)), nullptr));
+        for (size_t i : overlap->dep) {
+          first_it.push_back(at0.mutate(consumers[i]));
+          body.push_back(work.mutate(consumers[i]));
+        }
+        const Expr any = binary(BinaryOp::GT, loop->extent, imm(0));
+        peeled = if_then_else(any, seq(first_it));
+        drain = if_then_else(any, seq({last_of(sub(loop->extent, imm(1))), wait(0, last)}));
+        std::string touched; // the last gemm's operands that the statements after its wait touch
+        auto g = last->as<GemmNode>();
+        for (const Buffer &b : {g->c.buffer, g->a.buffer, g->b.buffer})
+          for (size_t i : overlap->dep) {
+            const Effects e = effects_of(consumers[i]);
+            const std::string name = "'" + b->name + "'";
+            if ((e.writes.count(b.get()) || e.reads.count(b.get())) && touched.find(name) == std::string::npos)
+              touched += (touched.empty() ? "" : ", ") + name;
+          }
+        k_.remarks.push_back(
+            {last->loc, "gemm overlapped with the next iteration: issued after that iteration's first gemm, it runs "
+                        "while " + std::to_string(overlap->free.size()) + " of the " +
+                            std::to_string(overlap->free.size() + overlap->dep.size()) +
+                            " statements between them do, and is waited for before those that touch " + touched});
+      }
+      consumer = for_loop(it, imm(peeled ? 1 : 0), loop->extent, ForKind::Serial, seq(body));
       consumer->loc = loop->loc;
     }
+    if (!overlap && !no_overlap.empty())
+      k_.remarks.push_back({consumers.back()->loc, "gemm not overlapped with the next iteration: " + no_overlap});
     // Registers: the block's file divided evenly at launch (one block an SM), then the
     // producer's given back down to a few and shared among the consumers (setmaxnreg takes
     // multiples of 8).
@@ -354,7 +553,11 @@ private:
     }
     producer_side.push_back(producer);
     consumer_side.insert(consumer_side.end(), before.begin(), before.end());
+    if (peeled)
+      consumer_side.push_back(peeled);
     consumer_side.push_back(consumer);
+    if (drain)
+      consumer_side.push_back(drain);
     consumer_side.insert(consumer_side.end(), top.begin() + long(at) + 1, top.end());
 
     std::vector<Stmt> out = prelude;

@@ -6,7 +6,7 @@
 // cannot take say why. nvcc's PTX has the bulk tensor copies, the mbarriers and setmaxnreg.
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a+sm_80 -fplugin-arg-tile-remarks %s 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=REMARKS
-// REMARKS-DAG: warp-specialize.cpp:112:3: remark: [cuda:sm_90a] pipelined loop: 3 stages, the copies into 'As', 'Bs' are bulk tensor copies (TMA, 128-byte swizzle) by a producer warpgroup of 128 threads (40 registers each); the 256 consumer threads take 232 registers each and hand stages back through mbarriers
+// REMARKS-DAG: warp-specialize.cpp:160:3: remark: [cuda:sm_90a] pipelined loop: 3 stages, the copies into 'As', 'Bs' are bulk tensor copies (TMA, 128-byte swizzle) by a producer warpgroup of 128 threads (40 registers each); the 256 consumer threads take 232 registers each and hand stages back through mbarriers
 // REMARKS-DAG: remark: [cuda:sm_80] pipelined loop: 3 stages, the copies into 'As', 'Bs' run 2 iterations ahead
 // REMARKS-DAG: remark: [cuda:sm_90a] pipelined loop not warp-specialized: the kernel has a device_assert, which ends a thread early
 // REMARKS-DAG: remark: [cuda:sm_90a] pipelined loop not warp-specialized: it is inside another statement (only a loop at the top of the kernel's body is)
@@ -14,13 +14,15 @@
 // REMARKS-DAG: remark: [cuda:sm_90a] pipelined loop not warp-specialized: the copies' offsets or the loop's bounds read 'tiles', which the kernel assigns, or which is not a parameter, a block index or a constant declared before the loop
 // REMARKS-DAG: remark: [cuda:sm_90a] pipelined loop not warp-specialized: 'As', which it copies into, is used outside the loop
 // REMARKS-DAG: remark: [cuda:sm_90a] pipelined loop not warp-specialized: the copy into 'Bs' reads 'B', which is not a tensor of const
-// REMARKS-DAG: remark: [cuda:sm_90a] pipelined loop not warp-specialized: its body does more than copies and gemms (write tile::warp_specialize(true) in the kernel to have it taken)
 // REMARKS-DAG: remark: [cuda:sm_90a] pipelined loop: 2 stages, the copies into 'As', 'Bs' are bulk tensor copies
 // REMARKS-DAG: remark: [cuda:sm_90a] pipelined loop: 3 stages, the copies into 'As', 'Bs' are bulk tensor copies (TMA, 128-byte swizzle) by a producer warpgroup of 128 threads; the 128 consumer threads hand stages back through mbarriers
+// REMARKS-DAG: warp-specialize.cpp:356:5: remark: [cuda:sm_90a] gemm overlapped with the next iteration: issued after that iteration's first gemm, it runs while 1 of the 3 statements between them do, and is waited for before those that touch 'acc', 'p'
+// REMARKS-DAG: warp-specialize.cpp:356:5: remark: [cuda:sm_90a] gemm not overlapped with the next iteration: 2 stages, and it would hold a stage the producer fills next (3 or more overlap it: write stages(3))
+// REMARKS-DAG: warp-specialize.cpp:356:5: remark: [cuda:sm_90a] gemm not overlapped with the next iteration: every statement between the gemms touches what the last one reads or writes
 // stages=N fixes every loop's stages here too.
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-stages=4 \
 // RUN:   -fplugin-arg-tile-remarks %s 2>&1 | FileCheck %s --check-prefix=STAGES4
-// STAGES4: warp-specialize.cpp:112:3: remark: [cuda:sm_90a] pipelined loop: 4 stages, the copies into 'As', 'Bs' are bulk tensor copies
+// STAGES4: warp-specialize.cpp:160:3: remark: [cuda:sm_90a] pipelined loop: 4 stages, the copies into 'As', 'Bs' are bulk tensor copies
 //
 // The pass's IR: the prelude both sides run, the staged buffers and barriers, the roles.
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a \
@@ -61,10 +63,49 @@
 // CHECK-NEXT: gemm(As[it.1 % 3, 0 +: 128, 0 +: 64], Bs[it.1 % 3, 0 +: 64, 0 +: 128], acc)
 // CHECK-NEXT: mbarrier_arrive(barriers[it.1 % 3 + 3])
 //
+// The overlapped loop: iteration 0 peeled, then each iteration issues its first gemm and
+// the last gemm of the iteration before, waits for the first, runs the free statement,
+// waits for the last and hands its stage back, runs the rest; the last gemm after the loop.
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a \
+// RUN:   -fplugin-arg-tile-print-after=warp-specialize %s 2>&1 | FileCheck %s --check-prefix=OVERLAP
+// OVERLAP-LABEL: kernel two_gemms<3, true>(
+// OVERLAP: copy(Q[bx * 128 +: 128, 0 +: 64], Qs)
+// OVERLAP-NEXT: fill(acc, 0.0f)
+// OVERLAP-NEXT: if (blocks > 0) {
+// OVERLAP-NEXT: var kb: i32 = 0
+// OVERLAP-NEXT: mbarrier_wait(barriers[0], parity 0)
+// OVERLAP-NEXT: gemm(Qs, Ks[0, 0 +: 64, 0 +: 64], sc, transpose_b, clear_accum, deferred_wait, policy=full_row)
+// OVERLAP-NEXT: wgmma_wait(0; sc)
+// OVERLAP: sc[i, j] = sc[i, j] * 0.25f
+// OVERLAP: acc[i_1, j_1] = acc[i_1, j_1] * 0.5f
+// OVERLAP: copy(sc, p)
+// OVERLAP-NEXT: }
+// OVERLAP-NEXT: for it.1 in serial(1, blocks) {
+// OVERLAP-NEXT: var kb: i32 = it.1
+// OVERLAP-NEXT: mbarrier_wait(barriers[it.1 % 3], parity it.1 / 3 % 2)
+// OVERLAP-NEXT: gemm(Qs, Ks[it.1 % 3, 0 +: 64, 0 +: 64], sc, transpose_b, clear_accum, deferred_wait, policy=full_row)
+// OVERLAP-NEXT: gemm(p, Vs[(it.1 - 1) % 3, 0 +: 64, 0 +: 64], acc, deferred_wait, policy=full_row)
+// OVERLAP-NEXT: wgmma_wait(1; sc)
+// OVERLAP: sc[i, j] = sc[i, j] * 0.25f
+// OVERLAP: wgmma_wait(0; acc)
+// OVERLAP-NEXT: mbarrier_arrive(barriers[(it.1 - 1) % 3 + 3])
+// OVERLAP: acc[i_1, j_1] = acc[i_1, j_1] * 0.5f
+// OVERLAP: copy(sc, p)
+// OVERLAP-NEXT: }
+// OVERLAP-NEXT: if (blocks > 0) {
+// OVERLAP-NEXT: gemm(p, Vs[(blocks - 1) % 3, 0 +: 64, 0 +: 64], acc, deferred_wait, policy=full_row)
+// OVERLAP-NEXT: wgmma_wait(0; acc)
+// OVERLAP-NEXT: }
+// OVERLAP-NEXT: copy(acc, O[bx * 128 +: 128, 0 +: 64])
+// OVERLAP-LABEL: kernel two_gemms<2, true>(
+// OVERLAP-NOT: deferred_wait
+// OVERLAP-LABEL: kernel two_gemms<3, false>(
+// OVERLAP-NOT: deferred_wait
+//
 // warp-specialize=off, and tile::warp_specialize(false) in a kernel, keep the cp.async pipeline.
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-warp-specialize=off \
 // RUN:   -fplugin-arg-tile-remarks %s 2>&1 | FileCheck %s --check-prefix=OFF
-// OFF: warp-specialize.cpp:112:3: remark: [cuda:sm_90a] pipelined loop: 3 stages, the copies into 'As', 'Bs' run 2 iterations ahead, issued while the first gemm runs (wgmma)
+// OFF: warp-specialize.cpp:160:3: remark: [cuda:sm_90a] pipelined loop: 3 stages, the copies into 'As', 'Bs' run 2 iterations ahead, issued while the first gemm runs (wgmma)
 // OFF-NOT: bulk tensor copies
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-remarks %s 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=KERNEL-OFF
@@ -96,6 +137,13 @@
 // PTX-DAG: setmaxnreg.inc.sync.aligned.u32 232
 // PTX-DAG: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // PTX-DAG: bar.sync 1, 256
+// ptxas keeps the overlapped gemms asynchronous (no "wgmma.mma_async instructions are
+// serialized", C7510-C7520) and spills nothing.
+// RUN: %nvcc -c -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I%t %t/warp-specialize.cu -o %t/ws-dev.o \
+// RUN:   -Xptxas -v 2>&1 | FileCheck %s --check-prefix=PTXAS --implicit-check-not=serialized
+// PTXAS: Compiling entry function '{{.*}}two_gemms{{.*}}' for 'sm_90a'
+// PTXAS-NOT: bytes spill stores
+// PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 
 #include <tile/tile.h>
 namespace T = tile;
@@ -187,7 +235,7 @@ template void gemm<128, 128, 3>(T::tensor<const T::bf16, 2>, T::tensor<const T::
   T::copy(acc, C.at(by * 128, bx * 128));
 }
 
-// Work besides the gemms in the loop: taken only where the kernel asks for it.
+// Work besides the gemms in the loop: taken too (by default, and where the kernel asks).
 template <bool Ask>
 [[tile::kernel]] void scaled(T::tensor<const T::bf16, 2> A, T::tensor<const T::bf16, 2> B, T::tensor<float, 2> C) {
   const int K = A.size(1);
@@ -278,3 +326,40 @@ template void scaled<true>(T::tensor<const T::bf16, 2>, T::tensor<const T::bf16,
   }
   T::copy(acc, C.at(by * 128, bx * 128));
 }
+
+// Attention's loop: the second gemm runs on into the next iteration (3 stages), waited for
+// before the statements that touch 'acc' and 'p'; with 2 stages it is not, nor where every
+// statement between the gemms touches its operands.
+template <int S, bool Scale>
+[[tile::kernel]] void two_gemms(T::tensor<const T::bf16, 2> Q, T::tensor<const T::bf16, 2> K,
+                                T::tensor<const T::bf16, 2> V, T::tensor<float, 2> O) {
+  auto [bx] = T::grid(T::ceildiv(Q.size(0), 128), T::threads(256));
+  T::shared<T::bf16, 128, 64> Qs;
+  T::shared<T::bf16, 64, 64> Ks, Vs;
+  T::fragment<float, 128, 64> sc;
+  T::fragment<T::bf16, 128, 64> p;
+  T::fragment<float, 128, 64> acc;
+  T::copy(Q.at(bx * 128, 0), Qs);
+  T::clear(acc);
+  const int blocks = T::ceildiv(K.size(0), 64);
+  for (int kb : T::pipelined(blocks, T::stages(S))) {
+    T::copy(K.at(kb * 64, 0), Ks);
+    T::copy(V.at(kb * 64, 0), Vs);
+    T::gemm(Qs, Ks, sc, {.transpose_b = true, .clear_accum = true, .policy = T::warp_policy::full_row});
+    if constexpr (Scale) {
+      for (auto [i, j] : T::parallel(128, 64))
+        sc(i, j) = sc(i, j) * 0.25f;
+      for (auto [i, j] : T::parallel(128, 64))
+        acc(i, j) = acc(i, j) * 0.5f;
+    }
+    T::copy(sc, p);
+    T::gemm(p, Vs, acc, {.policy = T::warp_policy::full_row});
+  }
+  T::copy(acc, O.at(bx * 128, 0));
+}
+template void two_gemms<3, true>(T::tensor<const T::bf16, 2>, T::tensor<const T::bf16, 2>, T::tensor<const T::bf16, 2>,
+                                 T::tensor<float, 2>);
+template void two_gemms<2, true>(T::tensor<const T::bf16, 2>, T::tensor<const T::bf16, 2>, T::tensor<const T::bf16, 2>,
+                                 T::tensor<float, 2>);
+template void two_gemms<3, false>(T::tensor<const T::bf16, 2>, T::tensor<const T::bf16, 2>, T::tensor<const T::bf16, 2>,
+                                  T::tensor<float, 2>);
