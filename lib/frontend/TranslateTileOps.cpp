@@ -660,9 +660,9 @@ bool Translator::tile_op(const CallExpr *call) {
   }
 
   if (op == "use_swizzle") {
-    if (loop_depth > 0 || !inline_stack.empty()) {
-      error(loc, "tile::use_swizzle must be a statement of the kernel's body, outside loops and macros",
-            "call it once after tile::grid, at the top level of the kernel");
+    if (loop_depth > 0 || conditional > 0 || !inline_stack.empty()) {
+      error(loc, "tile::use_swizzle must be a statement of the kernel's body, outside loops, run-time ifs and macros",
+            "call it once after tile::grid, at the top level of the kernel (it applies to the whole kernel)");
       return true;
     }
     auto p = const_int(call->getArg(0), "the panel of tile::use_swizzle");
@@ -678,9 +678,9 @@ bool Translator::tile_op(const CallExpr *call) {
   }
 
   if (op == "warp_specialize") {
-    if (loop_depth > 0 || !inline_stack.empty()) {
-      error(loc, "tile::warp_specialize must be a statement of the kernel's body, outside loops and macros",
-            "call it once at the top level of the kernel");
+    if (loop_depth > 0 || conditional > 0 || !inline_stack.empty()) {
+      error(loc, "tile::warp_specialize must be a statement of the kernel's body, outside loops, run-time ifs and macros",
+            "call it once at the top level of the kernel (it applies to the whole kernel; if constexpr may choose)");
       return true;
     }
     auto on = const_int(call->getArg(0), "the argument of tile::warp_specialize");

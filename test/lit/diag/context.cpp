@@ -68,7 +68,20 @@ void host(T::tensor<float, 1> x) {
 [[tile::kernel]] void k_warp_specialize_in_loop(T::tensor<float, 1> x) {
   auto [bx] = T::grid(1);
   for (int i : T::serial(2))
-    T::warp_specialize(false); // expected-error {{tile::warp_specialize must be a statement of the kernel's body, outside loops and macros}} expected-note {{call it once at the top level of the kernel}}
+    T::warp_specialize(false); // expected-error {{tile::warp_specialize must be a statement of the kernel's body, outside loops, run-time ifs and macros}} expected-note {{call it once at the top level of the kernel}}
+}
+
+// Under a run-time condition it would apply to the whole kernel all the same.
+[[tile::kernel]] void k_warp_specialize_in_if(T::tensor<float, 1> x, int n) {
+  auto [bx] = T::grid(1);
+  if (n > 0)
+    T::warp_specialize(false); // expected-error {{tile::warp_specialize must be a statement of the kernel's body, outside loops, run-time ifs and macros}} expected-note {{it applies to the whole kernel; if constexpr may choose}}
+}
+
+[[tile::kernel]] void k_swizzle_in_if(T::tensor<float, 1> x, int n) {
+  auto [bx] = T::grid(1);
+  if (n > 0)
+    T::use_swizzle(4); // expected-error {{tile::use_swizzle must be a statement of the kernel's body, outside loops, run-time ifs and macros}} expected-note {{call it once after tile::grid, at the top level of the kernel (it applies to the whole kernel)}}
 }
 
 [[tile::kernel]] void k_stream_first(T::stream s, T::tensor<float, 1> x) { // expected-error {{a tile::stream parameter must be the kernel's last parameter}} expected-note {{move it to the end of the parameter list}}
