@@ -49,8 +49,12 @@ Effects effects_of(const Stmt &s) {
         switch (x->kind) {
         case StmtKind::Seq:
         case StmtKind::If:
-        case StmtKind::Print:
           break;
+        case StmtKind::Print: { // (prints keep their order: all write one stream)
+          static const int output = 0;
+          e.writes.insert(&output);
+          break;
+        }
         case StmtKind::Store:
           e.writes.insert(x->as<StoreNode>()->buffer.get());
           break;
@@ -531,7 +535,9 @@ private:
                             std::to_string(overlap->free.size() + overlap->dep.size()) +
                             " statements between them do, and is waited for before those that touch " + touched});
       }
-      consumer = for_loop(it, imm(peeled ? 1 : 0), loop->extent, ForKind::Serial, seq(body));
+      // (A for loop's bounds are its first value and its count.)
+      consumer = peeled ? for_loop(it, imm(1), sub(loop->extent, imm(1)), ForKind::Serial, seq(body))
+                        : for_loop(it, imm(0), loop->extent, ForKind::Serial, seq(body));
       consumer->loc = loop->loc;
     }
     if (!overlap && !no_overlap.empty())

@@ -80,7 +80,7 @@
 // OVERLAP: acc[i_1, j_1] = acc[i_1, j_1] * 0.5f
 // OVERLAP: copy(sc, p)
 // OVERLAP-NEXT: }
-// OVERLAP-NEXT: for it.1 in serial(1, blocks) {
+// OVERLAP-NEXT: for it.1 in serial(1, blocks - 1) {
 // OVERLAP-NEXT: var kb: i32 = it.1
 // OVERLAP-NEXT: mbarrier_wait(barriers[it.1 % 3], parity it.1 / 3 % 2)
 // OVERLAP-NEXT: gemm(Qs, Ks[it.1 % 3, 0 +: 64, 0 +: 64], sc, transpose_b, clear_accum, deferred_wait, policy=full_row)
