@@ -133,6 +133,15 @@ bool parse_options(const std::vector<std::string> &args, pipeline::Options &o, s
         return false;
       }
       o.warp_specialize = value == "on";
+    } else if (name == "overlap-gemms") {
+      if (!need_value())
+        return false;
+      if (value != "on" && value != "off") {
+        problem = "overlap-gemms=" + value.str() + ": expected overlap-gemms=on (a warp-specialized loop's last "
+                  "gemm runs on into the next iteration) or overlap-gemms=off (the default)";
+        return false;
+      }
+      o.overlap_gemms = value == "on";
     } else if (name == "stages") {
       unsigned n = 0;
       if (!bounded(1, 16, "a stage count from 1 to 16 for every pipelined loop", n))
@@ -140,7 +149,7 @@ bool parse_options(const std::vector<std::string> &args, pipeline::Options &o, s
       o.stages = int(n);
     } else {
       problem = "unknown option '" + name.str() + "'; the options are targets=, print-after=, print-before=, "
-                "stop-after=, emit-source=, cache=, compile-timeout=, nvcc=, hipcc=, cxx=, gemm=, warp-specialize=, stages=, "
+                "stop-after=, emit-source=, cache=, compile-timeout=, nvcc=, hipcc=, cxx=, gemm=, warp-specialize=, overlap-gemms=, stages=, "
                 "verbose and "
                 "remarks";
       return false;

@@ -19,6 +19,10 @@
 
 namespace T = tile;
 
+#ifndef FLASH_ATTENTION_SM90_STAGES
+#define FLASH_ATTENTION_SM90_STAGES 2
+#endif
+
 namespace {
 
 struct Case {
@@ -30,15 +34,16 @@ template <int D, bool CAUSAL>
 void launch(const T::array<T::bf16, 4> &q, const T::array<T::bf16, 4> &k, const T::array<T::bf16, 4> &v,
             T::array<T::bf16, 4> &o, float scale) {
   // Tile shapes measured on the H200 (bench/NOTES.md). On Hopper both gemms run on wgmma,
-  // which takes 64 query rows a warpgroup: two warpgroups and key blocks of 128 with three
-  // stages (warp-specialized: a producer warpgroup loads K and V, and each P V gemm overlaps
-  // the next block's softmax). Built with
+  // which takes 64 query rows a warpgroup: two warpgroups and key blocks of 128, two stages
+  // (warp-specialized: a producer warpgroup loads K and V). With three stages and
+  // -fplugin-arg-tile-overlap-gemms=on each P V gemm also overlaps the next block's softmax
+  // (test/gpu's example-flash_attention-overlap). Built with
   // -fplugin-arg-tile-gemm=mma (test/gpu's example-flash_attention-mma), or on other GPUs,
   // mma.sync: 4 warps of 32 query rows (each K and V fragment read from shared memory
   // serves two row atoms), key blocks of 96 for head_dim 64 and of 64 for head_dim 128.
 #ifndef FLASH_ATTENTION_MMA
   if (T::current_device().architecture() == "sm_90") {
-    flash::flash_attention<D, CAUSAL, 128, 128, 256, 3>(q, k, v, o, scale);
+    flash::flash_attention<D, CAUSAL, 128, 128, 256, FLASH_ATTENTION_SM90_STAGES>(q, k, v, o, scale);
     return;
   }
 #endif

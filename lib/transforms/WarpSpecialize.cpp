@@ -127,7 +127,8 @@ struct BulkCopyPlan {
 
 class Specializer {
 public:
-  Specializer(Kernel &k, const Target &t, int stages) : k_(k), t_(t), stages_(stages) {}
+  Specializer(Kernel &k, const Target &t, int stages, bool overlap)
+      : k_(k), t_(t), stages_(stages), overlap_(overlap) {}
 
   /// Specializes the first top-level pipelined loop with a warpgroup gemm; false (with a
   /// remark where one was found) when it cannot.
@@ -152,6 +153,7 @@ private:
   Kernel &k_;
   const Target &t_;
   const int stages_; // > 0: instead of each loop's own
+  const bool overlap_; // overlap-gemms=on
   bool remarked_ = false;
 
   int stages_of(const ForNode *f) const { return stages_ > 0 ? stages_ : f->stages; }
@@ -213,6 +215,8 @@ private:
       return why = std::to_string(S) + " stages, and it would hold a stage the producer fills next (3 or more "
                                        "overlap it: write stages(3))",
              std::nullopt;
+    if (!overlap_)
+      return why = "-fplugin-arg-tile-overlap-gemms=on asks for it", std::nullopt;
     return p;
   }
 
@@ -591,11 +595,11 @@ private:
 
 } // namespace
 
-Kernel warp_specialize(const Kernel &kernel, const Target &target, int stages) {
+Kernel warp_specialize(const Kernel &kernel, const Target &target, int stages, bool overlap_gemms) {
   if (kernel.warp_specialize == Kernel::WarpSpecialization::Off || !target.bulk_tensor_copy || !target.warpgroup_mma || !kernel.fallback_of.empty())
     return kernel;
   Kernel k = kernel;
-  Specializer s(k, target, stages);
+  Specializer s(k, target, stages, overlap_gemms);
   if (!s.run()) {
     Kernel unchanged = kernel;
     unchanged.remarks = k.remarks; // why not

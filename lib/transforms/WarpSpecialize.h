@@ -53,7 +53,10 @@
 namespace tile::transforms {
 
 /// `stages` > 0: every pipelined loop takes that many stages instead of its own (the option
-/// stages=, as inject-pipeline).
-ir::Kernel warp_specialize(const ir::Kernel &kernel, const ir::Target &target, int stages = 0);
+/// stages=, as inject-pipeline). `overlap_gemms` (the option overlap-gemms=on): a loop that
+/// ends with a second wgmma gemm gets it deferred into the next iteration (see
+/// Specializer::plan_overlap), where it can.
+ir::Kernel warp_specialize(const ir::Kernel &kernel, const ir::Target &target, int stages = 0,
+                           bool overlap_gemms = false);
 
 } // namespace tile::transforms

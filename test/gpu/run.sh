@@ -4,8 +4,11 @@
 # (or ./results.tgz) for test/gpu/check.py. Needs no compiler: only the driver, and
 # compute-sanitizer for the memcheck and racecheck runs of the examples.
 #   bash build/gpu/run.sh
+# Each program may run TILE_GPU_TIMEOUT seconds (default 300), then it is stopped (a hung
+# kernel must not hold the GPU while the programs after it run).
 set -u
 cd "$(dirname "$0")"
+limit=${TILE_GPU_TIMEOUT:-300}
 export LD_LIBRARY_PATH="$PWD/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 rm -rf results && mkdir -p results
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > results/gpu.txt 2>&1
@@ -15,25 +18,26 @@ for program in bin/*; do
   device=cuda
   [ "$name" = unit-tests ] && device=cpu
   TILE_DEVICE=$device TILE_TEST_IMAGE="$PWD/lib/libtile_runtime_test_image.so" \
-    timeout 300 "$program" > "results/$name.out" 2> "results/$name.err"
+    timeout -k 10 "$limit" "$program" > "results/$name.out" 2> "results/$name.err"
   echo $? > "results/$name.rc"
   printf '%-24s exit %s\n' "$name" "$(cat "results/$name.rc")"
 done
 # The FP8 GEMM at a size with whole tiles too (on wgmma: K tiles of 128).
-TILE_DEVICE=cuda timeout 300 bin/example-gemm_fp8 1024 768 1280 > results/example-gemm_fp8-whole.out 2> results/example-gemm_fp8-whole.err
+TILE_DEVICE=cuda timeout -k 10 "$limit" bin/example-gemm_fp8 1024 768 1280 > results/example-gemm_fp8-whole.out 2> results/example-gemm_fp8-whole.err
 echo $? > results/example-gemm_fp8-whole.rc
 printf '%-24s exit %s\n' example-gemm_fp8-whole "$(cat results/example-gemm_fp8-whole.rc)"
 # The GEMM example in fp16 as well.
-TILE_DEVICE=cuda timeout 300 bin/example-gemm 333 222 111 f16 > results/example-gemm-f16.out 2> results/example-gemm-f16.err
+TILE_DEVICE=cuda timeout -k 10 "$limit" bin/example-gemm 333 222 111 f16 > results/example-gemm-f16.out 2> results/example-gemm-f16.err
 echo $? > results/example-gemm-f16.rc
 printf '%-24s exit %s\n' example-gemm-f16 "$(cat results/example-gemm-f16.rc)"
 # Attention with head_dim 128 and grouped-query heads, causal and not, on wgmma (the default on
 # the H200: head_dim 128 tiles are K-major slabs) and causal on mma.sync.
 for run in "example-flash_attention causal 1" "example-flash_attention full 0" \
+           "example-flash_attention-overlap causal 1" "example-flash_attention-overlap full 0" \
            "example-flash_attention-mma causal 1"; do
   set -- $run
   tag=$1-$2-d128
-  TILE_DEVICE=cuda timeout 300 bin/$1 2 8 2 1000 777 128 $3 > results/$tag.out 2> results/$tag.err
+  TILE_DEVICE=cuda timeout -k 10 "$limit" bin/$1 2 8 2 1000 777 128 $3 > results/$tag.out 2> results/$tag.err
   echo $? > results/$tag.rc
   printf '%-24s exit %s\n' "$tag" "$(cat results/$tag.rc)"
 done
@@ -42,7 +46,7 @@ done
 for name in rmsnorm layernorm; do
   for size in "2500 300" "1500 5000"; do
     tag=example-$name-loop-${size% *}
-    TILE_DEVICE=cuda timeout 300 bin/example-$name $size > results/$tag.out 2> results/$tag.err
+    TILE_DEVICE=cuda timeout -k 10 "$limit" bin/example-$name $size > results/$tag.out 2> results/$tag.err
     echo $? > results/$tag.rc
     printf '%-24s exit %s\n' "$tag" "$(cat results/$tag.rc)"
   done
@@ -57,7 +61,7 @@ if command -v compute-sanitizer > /dev/null; then
       case $name in example-flash_decoding) args="1 8 2 700" ;; esac # batch heads kv-heads tokens
       # More rows than the norms' blocks: a block's second row reuses its shared memory.
       case $name in example-rmsnorm | example-layernorm) args="1200 190" ;; esac
-      TILE_DEVICE=cuda timeout 300 compute-sanitizer --tool "$tool" --error-exitcode 99 "$program" $args \
+      TILE_DEVICE=cuda timeout -k 10 "$limit" compute-sanitizer --tool "$tool" --error-exitcode 99 "$program" $args \
         > "results/$name.$tool" 2>&1
       echo $? >> "results/$name.$tool"
       printf '%-24s %-9s exit %s\n' "$name" "$tool" "$(tail -1 "results/$name.$tool")"
@@ -66,7 +70,7 @@ if command -v compute-sanitizer > /dev/null; then
     # multiple of a tile): on sm_90a the warp-specialized entry with tensor maps runs (with
     # the sizes above, rows of 340 bytes, its fallback does).
     for name in example-gemm example-gemm_fp8; do
-      TILE_DEVICE=cuda timeout 300 compute-sanitizer --tool "$tool" --error-exitcode 99 bin/$name 200 184 176 \
+      TILE_DEVICE=cuda timeout -k 10 "$limit" compute-sanitizer --tool "$tool" --error-exitcode 99 bin/$name 200 184 176 \
         > "results/$name-aligned.$tool" 2>&1
       echo $? >> "results/$name-aligned.$tool"
       printf '%-24s %-9s exit %s\n' "$name-aligned" "$tool" "$(tail -1 "results/$name-aligned.$tool")"

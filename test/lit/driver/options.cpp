@@ -13,6 +13,8 @@
 // VALUE: error: tile plugin: option 'cache' needs a value: -fplugin-arg-tile-cache=VALUE
 // RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-gemm=tensor %s 2>&1 | FileCheck %s --check-prefix=GEMM
 // GEMM: error: tile plugin: gemm=tensor: expected gemm=auto (the default: tensor cores where the gemm fits them, on sm_90a Hopper's wgmma where it takes the gemm), gemm=mma (tensor cores through mma.sync only) or gemm=fma (every gemm on FMA)
+// RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-overlap-gemms=yes %s 2>&1 | FileCheck %s --check-prefix=OVERLAP
+// OVERLAP: error: tile plugin: overlap-gemms=yes: expected overlap-gemms=on (a warp-specialized loop's last gemm runs on into the next iteration) or overlap-gemms=off (the default)
 // RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-stages=0 %s 2>&1 | FileCheck %s --check-prefix=STAGES
 // STAGES: error: tile plugin: stages=0: expected a stage count from 1 to 16 for every pipelined loop
 #include <tile/tile.h>

@@ -8,7 +8,7 @@
 // the tensors: rows of a multiple of 16 bytes). On the CPU the same kernels run as they are. Each
 // launch's entry is checked too (tile::rt::last_tensor_map_launch). And attention's loop of
 // two gemms, whose second runs on into the next iteration, over 0, 1, 2, 3 and 7 blocks.
-// RUN: %tile-cxx %s -O2 -o %t && %t | FileCheck %s
+// RUN: %tile-cxx %s -O2 -fplugin-arg-tile-overlap-gemms=on -o %t && %t | FileCheck %s
 // CHECK-NOT: FAIL
 // CHECK: PASS ws_k0_bf16
 // CHECK: PASS ws_k64_bf16
@@ -92,7 +92,7 @@ void check_entry(const char *name, bool maps) {
 
 /// Attention's shape of loop: O = the sum over `blocks` key blocks kb of 0.25 Q K_kb^T V_kb,
 /// the sum halved before each block's term is added. Warp-specialized with 3 stages or
-/// more, the second gemm of each block runs on into the next block's iteration, while
+/// more (and overlap-gemms=on), the second gemm of each block runs on into the next block's iteration, while
 /// the scaling of s does (bench/NOTES.md, session 22); the halving of acc and the copy into
 /// p wait for it. Q [M, 64], K and V [N, 64], O [M, 64] (in f32).
 template <int S>

@@ -4,9 +4,9 @@
 // (40 for the producer, 232 for the 256 consumers); the kernel takes its tensor maps after
 // its parameters, and a fallback entry (the cp.async pipeline) is built beside it. Loops it
 // cannot take say why. nvcc's PTX has the bulk tensor copies, the mbarriers and setmaxnreg.
-// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a+sm_80 -fplugin-arg-tile-remarks %s 2>&1 \
-// RUN:   | FileCheck %s --check-prefix=REMARKS
-// REMARKS-DAG: warp-specialize.cpp:160:3: remark: [cuda:sm_90a] pipelined loop: 3 stages, the copies into 'As', 'Bs' are bulk tensor copies (TMA, 128-byte swizzle) by a producer warpgroup of 128 threads (40 registers each); the 256 consumer threads take 232 registers each and hand stages back through mbarriers
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a+sm_80 -fplugin-arg-tile-remarks \
+// RUN:   -fplugin-arg-tile-overlap-gemms=on %s 2>&1 | FileCheck %s --check-prefix=REMARKS
+// REMARKS-DAG: warp-specialize.cpp:165:3: remark: [cuda:sm_90a] pipelined loop: 3 stages, the copies into 'As', 'Bs' are bulk tensor copies (TMA, 128-byte swizzle) by a producer warpgroup of 128 threads (40 registers each); the 256 consumer threads take 232 registers each and hand stages back through mbarriers
 // REMARKS-DAG: remark: [cuda:sm_80] pipelined loop: 3 stages, the copies into 'As', 'Bs' run 2 iterations ahead
 // REMARKS-DAG: remark: [cuda:sm_90a] pipelined loop not warp-specialized: the kernel has a device_assert, which ends a thread early
 // REMARKS-DAG: remark: [cuda:sm_90a] pipelined loop not warp-specialized: it is inside another statement (only a loop at the top of the kernel's body is)
@@ -16,13 +16,18 @@
 // REMARKS-DAG: remark: [cuda:sm_90a] pipelined loop not warp-specialized: the copy into 'Bs' reads 'B', which is not a tensor of const
 // REMARKS-DAG: remark: [cuda:sm_90a] pipelined loop: 2 stages, the copies into 'As', 'Bs' are bulk tensor copies
 // REMARKS-DAG: remark: [cuda:sm_90a] pipelined loop: 3 stages, the copies into 'As', 'Bs' are bulk tensor copies (TMA, 128-byte swizzle) by a producer warpgroup of 128 threads; the 128 consumer threads hand stages back through mbarriers
-// REMARKS-DAG: warp-specialize.cpp:356:5: remark: [cuda:sm_90a] gemm overlapped with the next iteration: issued after that iteration's first gemm, it runs while 1 of the 3 statements between them do, and is waited for before those that touch 'acc', 'p'
-// REMARKS-DAG: warp-specialize.cpp:356:5: remark: [cuda:sm_90a] gemm not overlapped with the next iteration: 2 stages, and it would hold a stage the producer fills next (3 or more overlap it: write stages(3))
-// REMARKS-DAG: warp-specialize.cpp:356:5: remark: [cuda:sm_90a] gemm not overlapped with the next iteration: every statement between the gemms touches what the last one reads or writes
+// REMARKS-DAG: warp-specialize.cpp:361:5: remark: [cuda:sm_90a] gemm overlapped with the next iteration: issued after that iteration's first gemm, it runs while 1 of the 3 statements between them do, and is waited for before those that touch 'acc', 'p'
+// REMARKS-DAG: warp-specialize.cpp:361:5: remark: [cuda:sm_90a] gemm not overlapped with the next iteration: 2 stages, and it would hold a stage the producer fills next (3 or more overlap it: write stages(3))
+// REMARKS-DAG: warp-specialize.cpp:361:5: remark: [cuda:sm_90a] gemm not overlapped with the next iteration: every statement between the gemms touches what the last one reads or writes
+// The overlap is asked for (overlap-gemms=on): without it the remark says so.
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-remarks %s 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=NO-OVERLAP
+// NO-OVERLAP: warp-specialize.cpp:361:5: remark: [cuda:sm_90a] gemm not overlapped with the next iteration: -fplugin-arg-tile-overlap-gemms=on asks for it
+// NO-OVERLAP-NOT: gemm overlapped with
 // stages=N fixes every loop's stages here too.
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-stages=4 \
 // RUN:   -fplugin-arg-tile-remarks %s 2>&1 | FileCheck %s --check-prefix=STAGES4
-// STAGES4: warp-specialize.cpp:160:3: remark: [cuda:sm_90a] pipelined loop: 4 stages, the copies into 'As', 'Bs' are bulk tensor copies
+// STAGES4: warp-specialize.cpp:165:3: remark: [cuda:sm_90a] pipelined loop: 4 stages, the copies into 'As', 'Bs' are bulk tensor copies
 //
 // The pass's IR: the prelude both sides run, the staged buffers and barriers, the roles.
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a \
@@ -66,7 +71,7 @@
 // The overlapped loop: iteration 0 peeled, then each iteration issues its first gemm and
 // the last gemm of the iteration before, waits for the first, runs the free statement,
 // waits for the last and hands its stage back, runs the rest; the last gemm after the loop.
-// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a \
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-overlap-gemms=on \
 // RUN:   -fplugin-arg-tile-print-after=warp-specialize %s 2>&1 | FileCheck %s --check-prefix=OVERLAP
 // OVERLAP-LABEL: kernel two_gemms<3, true>(
 // OVERLAP: copy(Q[bx * 128 +: 128, 0 +: 64], Qs)
@@ -105,7 +110,7 @@
 // warp-specialize=off, and tile::warp_specialize(false) in a kernel, keep the cp.async pipeline.
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-warp-specialize=off \
 // RUN:   -fplugin-arg-tile-remarks %s 2>&1 | FileCheck %s --check-prefix=OFF
-// OFF: warp-specialize.cpp:160:3: remark: [cuda:sm_90a] pipelined loop: 3 stages, the copies into 'As', 'Bs' run 2 iterations ahead, issued while the first gemm runs (wgmma)
+// OFF: warp-specialize.cpp:165:3: remark: [cuda:sm_90a] pipelined loop: 3 stages, the copies into 'As', 'Bs' run 2 iterations ahead, issued while the first gemm runs (wgmma)
 // OFF-NOT: bulk tensor copies
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-remarks %s 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=KERNEL-OFF
@@ -115,7 +120,7 @@
 // the fallback entry; the manifest lists the maps and the fallback; PTX through nvcc.
 // RUN: rm -rf %t && mkdir %t
 // RUN: %tile-cxx -c -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-cache=%t/cache \
-// RUN:   -fplugin-arg-tile-emit-source=%t %s -o %t/ws.o
+// RUN:   -fplugin-arg-tile-overlap-gemms=on -fplugin-arg-tile-emit-source=%t %s -o %t/ws.o
 // RUN: FileCheck %s --check-prefix=SRC < %t/warp-specialize.cu
 // SRC: __launch_bounds__(384, 1) tile_cuda_{{.*}}gemm{{.*}}(const tile_cuda::tensor_arg A_arg, const tile_cuda::tensor_arg B_arg, const tile_cuda::tensor_arg C_arg, const __grid_constant__ tile_cuda::tensor_map tensor_map0, const __grid_constant__ tile_cuda::tensor_map tensor_map1)
 // SRC: tile_cuda::setmaxnreg_dec<40>();
