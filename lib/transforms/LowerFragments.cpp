@@ -264,8 +264,6 @@ private:
     return sl.wrap(seq(head));
   }
 
-  /// A tensor-core gemm keeps its node, with the accumulator's registers as destination
-  /// (and the first operand's, where it is in registers).
   /// The waits warp-specialize placed for its deferred gemms name the fragments they
   /// complete: now their registers.
   Stmt mutate_WarpgroupSync(const Stmt &self, const WarpgroupSyncNode *n) override {
@@ -279,6 +277,8 @@ private:
     return changed ? std::make_shared<WarpgroupSyncNode>(n->sync_kind, n->pending, regs) : self;
   }
 
+  /// A tensor-core gemm keeps its node, with the accumulator's registers as destination
+  /// (and the first operand's, where it is in registers).
   Stmt mutate_Gemm(const Stmt &self, const GemmNode *n) override {
     auto it = regs_.find(n->c.buffer.get());
     if (it == regs_.end())

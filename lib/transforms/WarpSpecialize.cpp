@@ -33,6 +33,8 @@ void free_vars(const Expr &e, std::set<const VarNode *> &out) {
 struct Effects {
   std::set<const void *> reads, writes;
   bool opaque = false;
+  std::set<const VarNode *> set_vars;        // declared or assigned (loop variables included)
+  std::set<const BufferNode *> declared_bufs; // declared
 };
 
 Effects effects_of(const Stmt &s) {
@@ -60,15 +62,19 @@ Effects effects_of(const Stmt &s) {
           break;
         case StmtKind::Declare:
           e.writes.insert(x->as<DeclareNode>()->var.get());
+          e.set_vars.insert(x->as<DeclareNode>()->var.get());
           break;
         case StmtKind::Assign:
           e.writes.insert(x->as<AssignNode>()->var.get());
+          e.set_vars.insert(x->as<AssignNode>()->var.get());
           break;
         case StmtKind::For:
           e.writes.insert(x->as<ForNode>()->var.get());
+          e.set_vars.insert(x->as<ForNode>()->var.get());
           break;
         case StmtKind::DeclBuffer:
           e.writes.insert(x->as<DeclBufferNode>()->buffer.get());
+          e.declared_bufs.insert(x->as<DeclBufferNode>()->buffer.get());
           break;
         case StmtKind::Copy:
           e.reads.insert(x->as<CopyNode>()->src.buffer.get());
@@ -191,6 +197,17 @@ private:
     p.first = gemms.front();
     p.last = gemms.back();
     const Effects last = effects_of(body[p.last]);
+    // Issued an iteration later, it must name nothing the body declares or assigns: a
+    // declaration would be out of scope there, an assignment would have changed the value.
+    for (size_t i = 0; i < p.last; ++i) {
+      const Effects e = effects_of(body[i]);
+      for (const VarNode *v : e.set_vars)
+        if (last.reads.count(v))
+          return why = "the last gemm reads '" + v->name + "', which the loop's body sets", std::nullopt;
+      for (const BufferNode *b : e.declared_bufs)
+        if (last.reads.count(b))
+          return why = "the last gemm uses '" + b->name + "', which the loop's body declares", std::nullopt;
+    }
     for (size_t i = 0; i <= p.first; ++i)
       if (conflict(effects_of(body[i]), last))
         return why = "the statements up to the first gemm touch what the last one reads or writes", std::nullopt;
@@ -307,8 +324,30 @@ private:
     // 1.1-1.3x faster so than with its cp.async pipeline at two blocks an SM, bench/NOTES.md
     // session 22.)
     const std::set<const BufferNode *> unstageable = unstageable_buffers(k_.body, stages_);
+    // The stages are reached through element accesses and copies' and gemms' regions; a
+    // reduction, prefix sum or atomic names its buffers whole, and would keep naming the
+    // unstaged tile.
+    auto whole_use = [&](const BufferNode *b) {
+      bool found = false;
+      for (auto &c : consumers)
+        for_each_node(c, nullptr, [&](const Stmt &x) {
+          if (auto r = x->as<ReduceNode>())
+            found |= r->src.get() == b || r->dst.get() == b;
+          else if (auto u = x->as<CumsumNode>())
+            found |= u->src.get() == b || u->dst.get() == b;
+          else if (auto a = x->as<AtomicNode>())
+            found |= a->dst.buffer.get() == b || (a->src && a->src->buffer.get() == b);
+          else if (auto f = x->as<FillNode>())
+            found |= f->dst.buffer.get() == b;
+        });
+      return found;
+    };
     for (const BulkCopyPlan &p : copies) {
       const BufferNode *b = p.copy->dst.buffer.get();
+      if (whole_use(b))
+        return not_specialized(loop, "'" + b->name + "', which it copies into, is read by a reduction, a prefix sum "
+                                     "or an atomic in the loop (a producer's stages are read by gemms, copies and "
+                                     "element accesses)");
       if (unstageable.count(b))
         return not_specialized(loop, "'" + b->name + "', which it copies into, is used outside the loop");
       for (auto &c : consumers)

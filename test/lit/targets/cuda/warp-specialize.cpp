@@ -6,7 +6,7 @@
 // cannot take say why. nvcc's PTX has the bulk tensor copies, the mbarriers and setmaxnreg.
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a+sm_80 -fplugin-arg-tile-remarks \
 // RUN:   -fplugin-arg-tile-overlap-gemms=on %s 2>&1 | FileCheck %s --check-prefix=REMARKS
-// REMARKS-DAG: warp-specialize.cpp:165:3: remark: [cuda:sm_90a] pipelined loop: 3 stages, the copies into 'As', 'Bs' are bulk tensor copies (TMA, 128-byte swizzle) by a producer warpgroup of 128 threads (40 registers each); the 256 consumer threads take 232 registers each and hand stages back through mbarriers
+// REMARKS-DAG: warp-specialize.cpp:167:3: remark: [cuda:sm_90a] pipelined loop: 3 stages, the copies into 'As', 'Bs' are bulk tensor copies (TMA, 128-byte swizzle) by a producer warpgroup of 128 threads (40 registers each); the 256 consumer threads take 232 registers each and hand stages back through mbarriers
 // REMARKS-DAG: remark: [cuda:sm_80] pipelined loop: 3 stages, the copies into 'As', 'Bs' run 2 iterations ahead
 // REMARKS-DAG: remark: [cuda:sm_90a] pipelined loop not warp-specialized: the kernel has a device_assert, which ends a thread early
 // REMARKS-DAG: remark: [cuda:sm_90a] pipelined loop not warp-specialized: it is inside another statement (only a loop at the top of the kernel's body is)
@@ -16,18 +16,20 @@
 // REMARKS-DAG: remark: [cuda:sm_90a] pipelined loop not warp-specialized: the copy into 'Bs' reads 'B', which is not a tensor of const
 // REMARKS-DAG: remark: [cuda:sm_90a] pipelined loop: 2 stages, the copies into 'As', 'Bs' are bulk tensor copies
 // REMARKS-DAG: remark: [cuda:sm_90a] pipelined loop: 3 stages, the copies into 'As', 'Bs' are bulk tensor copies (TMA, 128-byte swizzle) by a producer warpgroup of 128 threads; the 128 consumer threads hand stages back through mbarriers
-// REMARKS-DAG: warp-specialize.cpp:361:5: remark: [cuda:sm_90a] gemm overlapped with the next iteration: issued after that iteration's first gemm, it runs while 1 of the 3 statements between them do, and is waited for before those that touch 'acc', 'p'
-// REMARKS-DAG: warp-specialize.cpp:361:5: remark: [cuda:sm_90a] gemm not overlapped with the next iteration: 2 stages, and it would hold a stage the producer fills next (3 or more overlap it: write stages(3))
-// REMARKS-DAG: warp-specialize.cpp:361:5: remark: [cuda:sm_90a] gemm not overlapped with the next iteration: every statement between the gemms touches what the last one reads or writes
+// REMARKS-DAG: warp-specialize.cpp:363:5: remark: [cuda:sm_90a] gemm overlapped with the next iteration: issued after that iteration's first gemm, it runs while 1 of the 3 statements between them do, and is waited for before those that touch 'acc', 'p'
+// REMARKS-DAG: warp-specialize.cpp:363:5: remark: [cuda:sm_90a] gemm not overlapped with the next iteration: 2 stages, and it would hold a stage the producer fills next (3 or more overlap it: write stages(3))
+// REMARKS-DAG: warp-specialize.cpp:363:5: remark: [cuda:sm_90a] gemm not overlapped with the next iteration: every statement between the gemms touches what the last one reads or writes
+// REMARKS-DAG: remark: [cuda:sm_90a] gemm not overlapped with the next iteration: the last gemm uses 'p', which the loop's body declares
+// REMARKS-DAG: remark: [cuda:sm_90a] pipelined loop not warp-specialized: 'As', which it copies into, is read by a reduction, a prefix sum or an atomic in the loop (a producer's stages are read by gemms, copies and element accesses)
 // The overlap is asked for (overlap-gemms=on): without it the remark says so.
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-remarks %s 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=NO-OVERLAP
-// NO-OVERLAP: warp-specialize.cpp:361:5: remark: [cuda:sm_90a] gemm not overlapped with the next iteration: -fplugin-arg-tile-overlap-gemms=on asks for it
+// NO-OVERLAP: warp-specialize.cpp:363:5: remark: [cuda:sm_90a] gemm not overlapped with the next iteration: -fplugin-arg-tile-overlap-gemms=on asks for it
 // NO-OVERLAP-NOT: gemm overlapped with
 // stages=N fixes every loop's stages here too.
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-stages=4 \
 // RUN:   -fplugin-arg-tile-remarks %s 2>&1 | FileCheck %s --check-prefix=STAGES4
-// STAGES4: warp-specialize.cpp:165:3: remark: [cuda:sm_90a] pipelined loop: 4 stages, the copies into 'As', 'Bs' are bulk tensor copies
+// STAGES4: warp-specialize.cpp:167:3: remark: [cuda:sm_90a] pipelined loop: 4 stages, the copies into 'As', 'Bs' are bulk tensor copies
 //
 // The pass's IR: the prelude both sides run, the staged buffers and barriers, the roles.
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a \
@@ -110,7 +112,7 @@
 // warp-specialize=off, and tile::warp_specialize(false) in a kernel, keep the cp.async pipeline.
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-warp-specialize=off \
 // RUN:   -fplugin-arg-tile-remarks %s 2>&1 | FileCheck %s --check-prefix=OFF
-// OFF: warp-specialize.cpp:165:3: remark: [cuda:sm_90a] pipelined loop: 3 stages, the copies into 'As', 'Bs' run 2 iterations ahead, issued while the first gemm runs (wgmma)
+// OFF: warp-specialize.cpp:167:3: remark: [cuda:sm_90a] pipelined loop: 3 stages, the copies into 'As', 'Bs' run 2 iterations ahead, issued while the first gemm runs (wgmma)
 // OFF-NOT: bulk tensor copies
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-remarks %s 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=KERNEL-OFF
@@ -368,3 +370,51 @@ template void two_gemms<2, true>(T::tensor<const T::bf16, 2>, T::tensor<const T:
                                  T::tensor<float, 2>);
 template void two_gemms<3, false>(T::tensor<const T::bf16, 2>, T::tensor<const T::bf16, 2>, T::tensor<const T::bf16, 2>,
                                   T::tensor<float, 2>);
+
+// Not overlapped: the loop's body declares 'p', which the last gemm would read an iteration
+// later (out of its scope there).
+[[tile::kernel]] void p_in_loop(T::tensor<const T::bf16, 2> Q, T::tensor<const T::bf16, 2> K,
+                                T::tensor<const T::bf16, 2> V, T::tensor<float, 2> O) {
+  auto [bx] = T::grid(T::ceildiv(Q.size(0), 128), T::threads(256));
+  T::shared<T::bf16, 128, 64> Qs;
+  T::shared<T::bf16, 64, 64> Ks, Vs;
+  T::fragment<float, 128, 64> sc;
+  T::fragment<float, 128, 64> acc;
+  T::copy(Q.at(bx * 128, 0), Qs);
+  T::clear(acc);
+  for (int kb : T::pipelined(T::ceildiv(K.size(0), 64), T::stages(3))) {
+    T::copy(K.at(kb * 64, 0), Ks);
+    T::copy(V.at(kb * 64, 0), Vs);
+    T::gemm(Qs, Ks, sc, {.transpose_b = true, .clear_accum = true, .policy = T::warp_policy::full_row});
+    for (auto [i, j] : T::parallel(128, 64))
+      sc(i, j) = sc(i, j) * 0.25f;
+    T::fragment<T::bf16, 128, 64> p;
+    T::copy(sc, p);
+    T::gemm(p, Vs, acc, {.policy = T::warp_policy::full_row}); // P-IN-LOOP-GEMM
+  }
+  T::copy(acc, O.at(bx * 128, 0));
+}
+
+// Not taken: a reduction reads the copied tile whole (its stages are reached only through
+// element accesses, copies and gemms).
+[[tile::kernel]] void reduced_tile(T::tensor<const T::bf16, 2> A, T::tensor<const T::bf16, 2> B, T::tensor<float, 2> C,
+                                   T::tensor<float, 1> RowMax) {
+  const int K = A.size(1);
+  auto [bx, by] = T::grid(T::ceildiv(C.size(1), 128), T::ceildiv(C.size(0), 128), T::threads(256));
+  T::shared<T::bf16, 128, 64> As;
+  T::shared<T::bf16, 64, 128> Bs;
+  T::fragment<float, 128, 128> acc;
+  T::fragment<float, 128> row_max, tile_max;
+  T::clear(acc);
+  T::fill(row_max, -T::infinity<float>());
+  for (int k : T::pipelined(T::ceildiv(K, 64), T::stages(3))) {
+    T::copy(A.at(by * 128, k * 64), As);
+    T::copy(B.at(k * 64, bx * 128), Bs);
+    T::gemm(As, Bs, acc);
+    T::reduce_max(As, tile_max, 1);
+    for (int i : T::parallel(128))
+      row_max(i) = T::max(row_max(i), tile_max(i));
+  }
+  T::copy(acc, C.at(by * 128, bx * 128));
+  T::copy(row_max, RowMax.at(by * 128));
+}
