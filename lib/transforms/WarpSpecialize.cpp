@@ -213,7 +213,9 @@ private:
         return why = "the statements up to the first gemm touch what the last one reads or writes", std::nullopt;
     std::vector<Effects> dep;
     for (size_t i = p.first + 1; i < p.last; ++i) {
-      if (body[i]->as<GemmNode>())
+      bool gemm = false; // (nested too: its own wait would end the overlap on its path)
+      for_each_node(body[i], nullptr, [&](const Stmt &x) { gemm |= x->as<GemmNode>() != nullptr; });
+      if (gemm)
         return why = "a gemm between the first and the last", std::nullopt;
       const Effects e = effects_of(body[i]);
       bool waits = conflict(e, last);
