@@ -112,9 +112,9 @@ template <int D, bool CAUSAL> void tune_attention() {
 #ifndef FLASH_ATTENTION_MMA
   // Both gemms on wgmma (the default on sm_90a), which takes 64 query rows a warpgroup: one
   // or two warpgroups, key blocks and stages, warp-specialized (the default: a producer
-  // warpgroup, and, as test/gpu builds this with overlap-gemms=on, with 3 stages or more
-  // the P V gemm overlapped with the next block's softmax) or not (cp.async by the
-  // block's own threads). The example's choice second.
+  // warpgroup; in test/gpu's tune-gpu, built with overlap-gemms=on, the P V gemm also
+  // overlapped with the next block's softmax; tune-gpu-no-overlap without) or not (cp.async
+  // by the block's own threads). The example's choice second.
   constexpr bool WS = true, CP = false;
   run("BM128 BN128 s3 ws", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 128, 256, 3, true, WS>(x...); });
   run("BM128 BN128 s2 ws", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 128, 256, 2, true, WS>(x...); });

@@ -19,10 +19,6 @@
 
 namespace T = tile;
 
-#ifndef FLASH_ATTENTION_SM90_STAGES
-#define FLASH_ATTENTION_SM90_STAGES 2
-#endif
-
 namespace {
 
 struct Case {
@@ -35,7 +31,7 @@ void launch(const T::array<T::bf16, 4> &q, const T::array<T::bf16, 4> &k, const 
             T::array<T::bf16, 4> &o, float scale) {
   // Tile shapes measured on the H200 (bench/NOTES.md). On Hopper both gemms run on wgmma,
   // which takes 64 query rows a warpgroup: two warpgroups and key blocks of 128, two stages
-  // (warp-specialized: a producer warpgroup loads K and V). With three stages and
+  // (warp-specialized: a producer warpgroup loads K and V). With
   // -fplugin-arg-tile-overlap-gemms=on each P V gemm also overlaps the next block's softmax
   // (test/gpu's example-flash_attention-overlap). Built with
   // -fplugin-arg-tile-gemm=mma (test/gpu's example-flash_attention-mma), or on other GPUs,
@@ -43,7 +39,7 @@ void launch(const T::array<T::bf16, 4> &q, const T::array<T::bf16, 4> &k, const 
   // serves two row atoms), key blocks of 96 for head_dim 64 and of 64 for head_dim 128.
 #ifndef FLASH_ATTENTION_MMA
   if (T::current_device().architecture() == "sm_90") {
-    flash::flash_attention<D, CAUSAL, 128, 128, 256, FLASH_ATTENTION_SM90_STAGES>(q, k, v, o, scale);
+    flash::flash_attention<D, CAUSAL, 128, 128, 256, 2>(q, k, v, o, scale);
     return;
   }
 #endif

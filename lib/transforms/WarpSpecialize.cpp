@@ -121,6 +121,12 @@ bool conflict(const Effects &a, const Effects &b) {
 struct OverlapPlan {
   size_t first = 0, last = 0;
   std::vector<size_t> free, dep;
+  /// The copied tiles the last gemm reads ("late": handed back an iteration later than the
+  /// others, through barriers of their own where there are others), and whether other
+  /// statements read them too (then waited for at the top of the iteration, else just
+  /// before the last gemm).
+  std::set<const BufferNode *> late;
+  bool late_read_early = false;
 };
 
 /// One copy the producer runs: its tensor map and boxes.
@@ -185,7 +191,8 @@ private:
   /// statements between (the softmax) run while the tensor cores do it. It holds its stage
   /// one iteration longer: taken with 3 stages or more. nullopt with `why` where the body
   /// has that shape but cannot; nullopt with `why` empty where it has not.
-  std::optional<OverlapPlan> plan_overlap(const std::vector<Stmt> &body, int S, std::string &why) const {
+  std::optional<OverlapPlan> plan_overlap(const std::vector<Stmt> &body, const std::set<const BufferNode *> &filled,
+                                          int S, std::string &why) const {
     why.clear();
     std::vector<size_t> gemms;
     for (size_t i = 0; i < body.size(); ++i)
@@ -230,7 +237,15 @@ private:
     }
     if (p.free.empty())
       return why = "every statement between the gemms touches what the last one reads or writes", std::nullopt;
-    if (S < 3)
+    for (const BufferNode *b : filled)
+      if (last.reads.count(b))
+        p.late.insert(b);
+    for (size_t i = 0; i < p.last; ++i)
+      for (const BufferNode *b : p.late)
+        p.late_read_early |= effects_of(body[i]).reads.count(b) > 0;
+    // Where every copied tile is late, one set of barriers hands them back: a stage stays
+    // in use for two iterations.
+    if (S < 3 && p.late.size() == filled.size())
       return why = std::to_string(S) + " stages, and it would hold a stage the producer fills next (3 or more "
                                        "overlap it: write stages(3))",
              std::nullopt;
@@ -434,14 +449,26 @@ private:
       map_of.push_back(found);
     }
 
-    // The staged buffers and the barriers: full[s] = barriers[s], empty[s] = barriers[S + s].
+    // Whether the last gemm overlaps the next iteration (then its tiles, "late", may have
+    // barriers of their own: group 1).
+    std::string no_overlap;
+    const std::optional<OverlapPlan> overlap = plan_overlap(consumers, filled, S, no_overlap);
+    auto late = [&](const BulkCopyPlan &p) { return overlap && overlap->late.count(p.copy->dst.buffer.get()) > 0; };
+    const bool any_late = overlap && !overlap->late.empty();
+    const bool any_early = !overlap || overlap->late.size() < copies.size();
+    const int G = any_late && any_early ? 2 : 1; // barrier groups
+    auto group_of = [&](const BulkCopyPlan &p) { return G == 2 && late(p) ? 1 : 0; };
+    const int E = any_early ? 0 : -1, L = any_late ? G - 1 : -1; // the early and late groups, if any
+
+    // The staged buffers and the barriers: group g's full[s] = barriers[g S + s], its
+    // empty[s] = barriers[G S + g S + s].
     StageRewrite base;
     for (const BulkCopyPlan &p : copies) { // in the program's order
       const BufferNode *b = p.copy->dst.buffer.get();
       base.staged[b] = staged_buffer(k_, b, S);
       staged_decls.push_back(decl_buffer(base.staged[b]));
     }
-    const Buffer bars = make_buffer("barriers", Scope::Shared, ScalarType::U64, {2 * S});
+    const Buffer bars = make_buffer("barriers", Scope::Shared, ScalarType::U64, {2 * G * S});
     bars->loc = loop->loc;
     staged_decls.push_back(decl_buffer(bars));
     if (!k_.thread_index)
@@ -454,15 +481,17 @@ private:
       return std::make_shared<MbarrierNode>(op, bars, cast(ScalarType::I32, std::move(index)),
                                             value ? cast(ScalarType::I32, std::move(value)) : nullptr);
     };
-    std::int64_t tx_bytes = 0;
+    auto full = [&](int g, const Expr &stage) { return g == 0 ? stage : add(stage, imm(std::int64_t(g) * S)); };
+    auto empty = [&](int g, const Expr &stage) { return add(stage, imm(std::int64_t(G + g) * S)); };
+    std::vector<std::int64_t> tx_bytes(size_t(G), 0);
     for (auto &p : copies)
-      tx_bytes += p.bytes;
+      tx_bytes[size_t(group_of(p))] += p.bytes;
 
     Var s = make_var("s", ScalarType::I32);
     Stmt init = if_then_else(binary(BinaryOp::EQ, tid, int_imm(0)),
-                             for_loop(s, int_imm(0), int_imm(S), ForKind::Serial,
+                             for_loop(s, int_imm(0), int_imm(std::int64_t(G) * S), ForKind::Serial,
                                       seq({mbar(MbarrierOp::Init, s, int_imm(1)),
-                                           mbar(MbarrierOp::Init, add(s, int_imm(S)), int_imm(NT))})));
+                                           mbar(MbarrierOp::Init, add(s, int_imm(std::int64_t(G) * S)), int_imm(NT))})));
 
     // The producer's loop.
     Stmt producer;
@@ -472,12 +501,15 @@ private:
       StageRewrite r = base;
       r.vars[loop->var.get()] = iteration(it);
       std::vector<Stmt> body;
+      for (int g = 0; g < G; ++g) {
       body.push_back(if_then_else(binary(BinaryOp::GE, Expr(it), imm(S)),
-                                  mbar(MbarrierOp::Wait, add(stage, imm(S)),
+                                  mbar(MbarrierOp::Wait, empty(g, stage),
                                        binary(BinaryOp::Mod, add(round, imm(1)), imm(2)))));
-      body.push_back(mbar(MbarrierOp::ArriveExpectTx, stage, int_imm(tx_bytes)));
+      body.push_back(mbar(MbarrierOp::ArriveExpectTx, full(g, stage), int_imm(tx_bytes[size_t(g)])));
       for (size_t c = 0; c < copies.size(); ++c) {
         const BulkCopyPlan &p = copies[c];
+        if (group_of(p) != g)
+          continue;
         const Buffer &dst = base.staged[p.copy->dst.buffer.get()];
         const SharedLayout &layout = k_.shared_layouts.at(dst.get());
         for (std::int64_t j = 0; j < p.boxes; ++j) {
@@ -490,37 +522,44 @@ private:
           }
           const Expr offset = shared_offset(*dst, &layout, {cast(ScalarType::I32, stage), int_imm(0), int_imm(j * p.box_cols)});
           auto bulk = std::make_shared<BulkCopyNode>(map_of[c], std::move(coords), dst, offset, bars,
-                                                     cast(ScalarType::I32, stage));
+                                                     cast(ScalarType::I32, full(g, stage)));
           bulk->loc = p.copy->loc;
           body.push_back(bulk);
         }
+      }
       }
       Stmt l = for_loop(it, imm(0), loop->extent, ForKind::Serial, seq(body));
       producer = if_then_else(binary(BinaryOp::EQ, tid, int_imm(NT)), l);
     }
 
     // The consumers' loop.
-    std::string no_overlap;
-    const std::optional<OverlapPlan> overlap = plan_overlap(consumers, S, no_overlap);
     Stmt consumer, peeled, drain; // (peeled, drain: the overlap's first iteration and last gemm)
     {
       Var it = make_var("it", it_type);
       const Expr stage = binary(BinaryOp::Mod, Expr(it), imm(S)), round = div(Expr(it), imm(S));
       StageRewrite work = base;
       work.stage = stage;
-      std::vector<Stmt> body = {declare(loop->var, iteration(it)),
-                                mbar(MbarrierOp::Wait, stage, binary(BinaryOp::Mod, round, imm(2)))};
+      // Waits for group g's stage of iteration i, and hands it back.
+      auto wait_full = [&](int g, const Expr &i) {
+        return mbar(MbarrierOp::Wait, full(g, binary(BinaryOp::Mod, i, imm(S))),
+                    binary(BinaryOp::Mod, div(i, imm(S)), imm(2)));
+      };
+      auto hand_back = [&](int g, const Expr &i) {
+        return mbar(MbarrierOp::Arrive, empty(g, binary(BinaryOp::Mod, i, imm(S))), nullptr);
+      };
+      std::vector<Stmt> body = {declare(loop->var, iteration(it))};
       if (!overlap) {
+        body.push_back(wait_full(0, it));
         for (auto &c : consumers)
           body.push_back(work.mutate(c));
-        body.push_back(mbar(MbarrierOp::Arrive, add(stage, imm(S)), nullptr));
+        body.push_back(hand_back(0, it));
       } else {
         // Iteration 0 first: [before, first gemm, its wait, the statements between]. Then
         // iterations 1 on: [before, first gemm (issued), the last gemm of the iteration
         // before (issued), the wait for the first, the free statements, the wait for the
-        // last (its stage handed back), the others]. Then the last gemm of the last
-        // iteration. (No gemm under a branch inside the loop: ptxas serializes wgmma that
-        // one path waits for differently than another, C7518.)
+        // last (its tiles handed back), the others (the early tiles handed back)]. Then the
+        // last gemm of the last iteration. (No gemm under a branch inside the loop: ptxas
+        // serializes wgmma that one path waits for differently than another, C7518.)
         auto deferred = [](const Stmt &g) {
           auto n = g->as<GemmNode>();
           auto d = n->with(n->a, n->b, n->c);
@@ -532,16 +571,30 @@ private:
                                                      std::vector<Buffer>{g->as<GemmNode>()->c.buffer});
         };
         const Stmt &first = consumers[overlap->first], &last = consumers[overlap->last];
-        // The last gemm of iteration i: its stage and loop variable.
+        const bool late_at_top = L >= 0 && overlap->late_read_early;
+        // The last gemm of iteration i (its stage and loop variable), after the wait for its
+        // late tiles where the top of the iteration did not wait.
         auto last_of = [&](const Expr &i) {
           StageRewrite r = base;
           r.stage = binary(BinaryOp::Mod, i, imm(S));
           r.vars[loop->var.get()] = iteration(i);
-          return r.mutate(deferred(last));
+          std::vector<Stmt> out;
+          if (L >= 0 && !late_at_top)
+            out.push_back(wait_full(L, i));
+          out.push_back(r.mutate(deferred(last)));
+          return out;
+        };
+        auto top = [&](const Expr &i, std::vector<Stmt> &out) {
+          if (E >= 0)
+            out.push_back(wait_full(E, i));
+          if (late_at_top)
+            out.push_back(wait_full(L, i));
         };
         StageRewrite at0 = base;
         at0.stage = imm(0);
-        std::vector<Stmt> first_it = {declare(loop->var, iteration(imm(0))), mbar(MbarrierOp::Wait, imm(0), imm(0))};
+        std::vector<Stmt> first_it = {declare(loop->var, iteration(imm(0)))};
+        top(imm(0), first_it);
+        top(it, body);
         for (size_t i = 0; i < overlap->first; ++i) {
           first_it.push_back(at0.mutate(consumers[i]));
           body.push_back(work.mutate(consumers[i]));
@@ -550,21 +603,29 @@ private:
         first_it.push_back(wait(0, first));
         body.push_back(work.mutate(deferred(first)));
         const Expr prev = sub(Expr(it), imm(1));
-        body.push_back(last_of(prev));
+        for (const Stmt &x : last_of(prev))
+          body.push_back(x);
         body.push_back(wait(1, first));
         for (size_t i : overlap->free) {
           first_it.push_back(at0.mutate(consumers[i]));
           body.push_back(work.mutate(consumers[i]));
         }
         body.push_back(wait(0, last));
-        body.push_back(mbar(MbarrierOp::Arrive, add(binary(BinaryOp::Mod, prev, imm(S)), imm(S)), nullptr));
+        if (L >= 0)
+          body.push_back(hand_back(L, prev));
         for (size_t i : overlap->dep) {
           first_it.push_back(at0.mutate(consumers[i]));
           body.push_back(work.mutate(consumers[i]));
         }
+        if (E >= 0) {
+          first_it.push_back(hand_back(E, imm(0)));
+          body.push_back(hand_back(E, it));
+        }
         const Expr any = binary(BinaryOp::GT, loop->extent, imm(0));
         peeled = if_then_else(any, seq(first_it));
-        drain = if_then_else(any, seq({last_of(sub(loop->extent, imm(1))), wait(0, last)}));
+        std::vector<Stmt> tail = last_of(sub(loop->extent, imm(1)));
+        tail.push_back(wait(0, last));
+        drain = if_then_else(any, seq(tail));
         std::string touched; // the last gemm's operands that the statements after its wait touch
         auto g = last->as<GemmNode>();
         for (const Buffer &b : {g->c.buffer, g->a.buffer, g->b.buffer})

@@ -26,8 +26,13 @@
 // CHECK: PASS overlap_3_blocks
 // CHECK: PASS overlap_7_blocks
 // CHECK: PASS overlap_7_blocks_stages4
-// CHECK: PASS overlap_not_taken_stages2
+// CHECK: PASS overlap_stages2
+// CHECK: PASS overlap_stages2_5_blocks
 // CHECK: PASS overlap_unaligned_rows
+// CHECK: PASS overlap_v_twice_0_blocks
+// CHECK: PASS overlap_v_twice_1_block
+// CHECK: PASS overlap_v_twice_4_blocks
+// CHECK: PASS overlap_v_twice_stages2
 // CHECK-NOT: FAIL
 
 #include "Inputs/check.h"
@@ -95,6 +100,8 @@ void check_entry(const char *name, bool maps) {
 /// more (and overlap-gemms=on), the second gemm of each block runs on into the next block's iteration, while
 /// the scaling of s does (bench/NOTES.md, session 22); the halving of acc and the copy into
 /// p wait for it. Q [M, 64], K and V [N, 64], O [M, 64] (in f32).
+///
+/// ws_v_twice: the same with K = V, one tile read by both gemms.
 template <int S>
 [[tile::kernel]] void ws_two_gemms(T::tensor<const T::bf16, 2> Q, T::tensor<const T::bf16, 2> K,
                                    T::tensor<const T::bf16, 2> V, T::tensor<float, 2> O, int blocks) {
@@ -120,13 +127,39 @@ template <int S>
   T::copy(acc, O.at(bx * 128, 0));
 }
 
-/// Runs ws_two_gemms<S> over `blocks` key blocks of N keys (K and V rows past N arrive as
+template <int S>
+[[tile::kernel]] void ws_v_twice(T::tensor<const T::bf16, 2> Q, T::tensor<const T::bf16, 2> V, T::tensor<float, 2> O,
+                                 int blocks) {
+  auto [bx] = T::grid(T::ceildiv(Q.size(0), 128), T::threads(256));
+  T::shared<T::bf16, 128, 64> Qs;
+  T::shared<T::bf16, 64, 64> Vs;
+  T::fragment<float, 128, 64> s;
+  T::fragment<T::bf16, 128, 64> p;
+  T::fragment<float, 128, 64> acc;
+  T::copy(Q.at(bx * 128, 0), Qs);
+  T::clear(acc);
+  for (int kb : T::pipelined(blocks, T::stages(S))) {
+    T::copy(V.at(kb * 64, 0), Vs);
+    T::gemm(Qs, Vs, s, {.transpose_b = true, .clear_accum = true, .policy = T::warp_policy::full_row});
+    for (auto [i, j] : T::parallel(128, 64))
+      s(i, j) = s(i, j) * 0.25f;
+    for (auto [i, j] : T::parallel(128, 64))
+      acc(i, j) = acc(i, j) * 0.5f;
+    T::copy(s, p);
+    T::gemm(p, Vs, acc, {.policy = T::warp_policy::full_row});
+  }
+  T::copy(acc, O.at(bx * 128, 0));
+}
+
+/// Runs ws_two_gemms<S> (ws_v_twice<S> where `same`, with K = V) over `blocks` key blocks of N keys (K and V rows past N arrive as
 /// zeros), K's rows `pad` elements apart beyond its 64, against a float64 reference that
 /// rounds each 0.25 Q K^T to bf16 as p does.
-template <int S> void run_two_gemms(const char *name, int M, int N, int blocks, int pad = 0) {
+template <int S, bool same = false> void run_two_gemms(const char *name, int M, int N, int blocks, int pad = 0) {
   using T::bf16;
   auto q = check::random<bf16>(std::size_t(M) * 64), k = check::random<bf16>(std::size_t(N) * 64),
        v = check::random<bf16>(std::size_t(N) * 64);
+  if (same)
+    k = v;
   std::vector<double> ref(std::size_t(M) * 64, 0.0);
   for (int i = 0; i < M; ++i)
     for (int kb = 0; kb < blocks; ++kb) {
@@ -150,7 +183,10 @@ template <int S> void run_two_gemms(const char *name, int M, int N, int blocks, 
   auto Kd = check::upload(kp, {std::int64_t(kp.size())});
   T::tensor<const bf16, 2> Kt(Kd.data(), {N, 64}, {64 + pad, 1});
   auto O = check::upload(check::poisoned<float>(std::size_t(M) * 64), {M, 64});
-  ws_two_gemms<S>(Qd, Kt, Vd, O, blocks);
+  if constexpr (same)
+    ws_v_twice<S>(Qd, Vd, O, blocks);
+  else
+    ws_two_gemms<S>(Qd, Kt, Vd, O, blocks);
   check_entry(name, pad == 0);
   check::close(name, ref, O.to_vector(), 1e-2);
 }
@@ -214,7 +250,13 @@ int main() {
   run_two_gemms<3>("overlap_3_blocks", 260, 190, 3);
   run_two_gemms<3>("overlap_7_blocks", 300, 420, 7);
   run_two_gemms<4>("overlap_7_blocks_stages4", 129, 448, 7);
-  run_two_gemms<2>("overlap_not_taken_stages2", 140, 300, 5);
+  run_two_gemms<2>("overlap_stages2", 140, 130, 3);
+  run_two_gemms<2>("overlap_stages2_5_blocks", 140, 300, 5);
   run_two_gemms<3>("overlap_unaligned_rows", 150, 260, 5, 3);
+  // V read by both gemms (K = V): one set of barriers; with 2 stages not overlapped.
+  run_two_gemms<3, true>("overlap_v_twice_0_blocks", 130, 70, 0);
+  run_two_gemms<3, true>("overlap_v_twice_1_block", 130, 70, 1);
+  run_two_gemms<3, true>("overlap_v_twice_4_blocks", 200, 250, 4);
+  run_two_gemms<2, true>("overlap_v_twice_stages2", 200, 250, 4);
   return check::result();
 }

@@ -1,6 +1,6 @@
-// The attention example's kernels on sm_90a as the H200 runs them: warp-specialized with
-// 2 stages (the example's shape), and with 3 stages and each P V gemm overlapped with the
-// next block's softmax (overlap-gemms=on), at head_dim 64 and 128, causal and not. ptxas
+// The attention example's kernels on sm_90a as the H200 runs them, warp-specialized with
+// each P V gemm overlapped with the next block's softmax (overlap-gemms=on), with 2 stages
+// (the example's shape) and 3, at head_dim 64 and 128, causal and not. ptxas
 // keeps every wgmma asynchronous (no "wgmma.mma_async instructions are serialized") and
 // spills nothing, in the warp-specialized entries and their fallbacks.
 // REQUIRES: nvcc
@@ -8,7 +8,7 @@
 // RUN: %tile-cxx -c -std=c++20 -I%S/../../../../examples -fplugin-arg-tile-targets=cuda:sm_90a \
 // RUN:   -fplugin-arg-tile-overlap-gemms=on -fplugin-arg-tile-remarks -fplugin-arg-tile-cache=%t/cache \
 // RUN:   -fplugin-arg-tile-emit-source=%t %s -o %t/a.o 2>&1 | FileCheck %s --check-prefix=REMARKS
-// REMARKS-COUNT-4: remark: [cuda:sm_90a] gemm overlapped with the next iteration: issued after that iteration's first gemm, it runs while 7 of the 9 statements between them do, and is waited for before those that touch 'acc', 'p'
+// REMARKS-COUNT-8: remark: [cuda:sm_90a] gemm overlapped with the next iteration: issued after that iteration's first gemm, it runs while 7 of the 9 statements between them do, and is waited for before those that touch 'acc', 'p'
 // RUN: %nvcc -c -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I%t %t/attention-ptxas.cu -o %t/dev.o \
 // RUN:   -Xptxas -v 2>&1 | FileCheck %s --implicit-check-not=serialized --implicit-check-not=spill
 // CHECK-COUNT-16: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads

@@ -6,7 +6,7 @@
 // cannot take say why. nvcc's PTX has the bulk tensor copies, the mbarriers and setmaxnreg.
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a+sm_80 -fplugin-arg-tile-remarks \
 // RUN:   -fplugin-arg-tile-overlap-gemms=on %s 2>&1 | FileCheck %s --check-prefix=REMARKS
-// REMARKS-DAG: warp-specialize.cpp:167:3: remark: [cuda:sm_90a] pipelined loop: 3 stages, the copies into 'As', 'Bs' are bulk tensor copies (TMA, 128-byte swizzle) by a producer warpgroup of 128 threads (40 registers each); the 256 consumer threads take 232 registers each and hand stages back through mbarriers
+// REMARKS-DAG: warp-specialize.cpp:204:3: remark: [cuda:sm_90a] pipelined loop: 3 stages, the copies into 'As', 'Bs' are bulk tensor copies (TMA, 128-byte swizzle) by a producer warpgroup of 128 threads (40 registers each); the 256 consumer threads take 232 registers each and hand stages back through mbarriers
 // REMARKS-DAG: remark: [cuda:sm_80] pipelined loop: 3 stages, the copies into 'As', 'Bs' run 2 iterations ahead
 // REMARKS-DAG: remark: [cuda:sm_90a] pipelined loop not warp-specialized: the kernel has a device_assert, which ends a thread early
 // REMARKS-DAG: remark: [cuda:sm_90a] pipelined loop not warp-specialized: it is inside another statement (only a loop at the top of the kernel's body is)
@@ -16,20 +16,20 @@
 // REMARKS-DAG: remark: [cuda:sm_90a] pipelined loop not warp-specialized: the copy into 'Bs' reads 'B', which is not a tensor of const
 // REMARKS-DAG: remark: [cuda:sm_90a] pipelined loop: 2 stages, the copies into 'As', 'Bs' are bulk tensor copies
 // REMARKS-DAG: remark: [cuda:sm_90a] pipelined loop: 3 stages, the copies into 'As', 'Bs' are bulk tensor copies (TMA, 128-byte swizzle) by a producer warpgroup of 128 threads; the 128 consumer threads hand stages back through mbarriers
-// REMARKS-DAG: warp-specialize.cpp:363:5: remark: [cuda:sm_90a] gemm overlapped with the next iteration: issued after that iteration's first gemm, it runs while 1 of the 3 statements between them do, and is waited for before those that touch 'acc', 'p'
-// REMARKS-DAG: warp-specialize.cpp:363:5: remark: [cuda:sm_90a] gemm not overlapped with the next iteration: 2 stages, and it would hold a stage the producer fills next (3 or more overlap it: write stages(3))
-// REMARKS-DAG: warp-specialize.cpp:363:5: remark: [cuda:sm_90a] gemm not overlapped with the next iteration: every statement between the gemms touches what the last one reads or writes
+// REMARKS-DAG: warp-specialize.cpp:400:5: remark: [cuda:sm_90a] gemm overlapped with the next iteration: issued after that iteration's first gemm, it runs while 1 of the 3 statements between them do, and is waited for before those that touch 'acc', 'p'
+// REMARKS-DAG: warp-specialize.cpp:480:5: remark: [cuda:sm_90a] gemm not overlapped with the next iteration: 2 stages, and it would hold a stage the producer fills next (3 or more overlap it: write stages(3))
+// REMARKS-DAG: warp-specialize.cpp:400:5: remark: [cuda:sm_90a] gemm not overlapped with the next iteration: every statement between the gemms touches what the last one reads or writes
 // REMARKS-DAG: remark: [cuda:sm_90a] gemm not overlapped with the next iteration: the last gemm uses 'p', which the loop's body declares
 // REMARKS-DAG: remark: [cuda:sm_90a] pipelined loop not warp-specialized: 'As', which it copies into, is read by a reduction, a prefix sum or an atomic in the loop (a producer's stages are read by gemms, copies and element accesses)
 // The overlap is asked for (overlap-gemms=on): without it the remark says so.
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-remarks %s 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=NO-OVERLAP
-// NO-OVERLAP: warp-specialize.cpp:363:5: remark: [cuda:sm_90a] gemm not overlapped with the next iteration: -fplugin-arg-tile-overlap-gemms=on asks for it
+// NO-OVERLAP: warp-specialize.cpp:400:5: remark: [cuda:sm_90a] gemm not overlapped with the next iteration: -fplugin-arg-tile-overlap-gemms=on asks for it
 // NO-OVERLAP-NOT: gemm overlapped with
 // stages=N fixes every loop's stages here too.
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-stages=4 \
 // RUN:   -fplugin-arg-tile-remarks %s 2>&1 | FileCheck %s --check-prefix=STAGES4
-// STAGES4: warp-specialize.cpp:167:3: remark: [cuda:sm_90a] pipelined loop: 4 stages, the copies into 'As', 'Bs' are bulk tensor copies
+// STAGES4: warp-specialize.cpp:204:3: remark: [cuda:sm_90a] pipelined loop: 4 stages, the copies into 'As', 'Bs' are bulk tensor copies
 //
 // The pass's IR: the prelude both sides run, the staged buffers and barriers, the roles.
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a \
@@ -70,12 +70,29 @@
 // CHECK-NEXT: gemm(As[it.1 % 3, 0 +: 128, 0 +: 64], Bs[it.1 % 3, 0 +: 64, 0 +: 128], acc)
 // CHECK-NEXT: mbarrier_arrive(barriers[it.1 % 3 + 3])
 //
-// The overlapped loop: iteration 0 peeled, then each iteration issues its first gemm and
-// the last gemm of the iteration before, waits for the first, runs the free statement,
-// waits for the last and hands its stage back, runs the rest; the last gemm after the loop.
+// The overlapped loop: K and V get barriers of their own (K's stage goes back at the end of
+// its iteration, V's after the next iteration's wait for the gemm that reads it); iteration
+// 0 peeled, then each iteration issues its first gemm, waits for V of the iteration before
+// and issues its last gemm, waits for the first, runs the free statement, waits for the
+// last and hands V's stage back, runs the rest and hands K's stage back; the last gemm
+// after the loop.
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-overlap-gemms=on \
 // RUN:   -fplugin-arg-tile-print-after=warp-specialize %s 2>&1 | FileCheck %s --check-prefix=OVERLAP
 // OVERLAP-LABEL: kernel two_gemms<3, true>(
+// OVERLAP: shared barriers: u64[12]
+// OVERLAP: for s in serial(0, 6) {
+// OVERLAP-NEXT: mbarrier_init(barriers[s], count 1)
+// OVERLAP-NEXT: mbarrier_init(barriers[s + 6], count 256)
+// OVERLAP: if (it >= 3) {
+// OVERLAP-NEXT: mbarrier_wait(barriers[it % 3 + 6], parity (it / 3 + 1) % 2)
+// OVERLAP-NEXT: }
+// OVERLAP-NEXT: mbarrier_arrive_expect_tx(barriers[it % 3], bytes 8192)
+// OVERLAP-NEXT: bulk_copy(Ks + it % 3 * 4096 <- tensor_map0[it * 64, 0], barriers[it % 3])
+// OVERLAP-NEXT: if (it >= 3) {
+// OVERLAP-NEXT: mbarrier_wait(barriers[it % 3 + 9], parity (it / 3 + 1) % 2)
+// OVERLAP-NEXT: }
+// OVERLAP-NEXT: mbarrier_arrive_expect_tx(barriers[it % 3 + 3], bytes 8192)
+// OVERLAP-NEXT: bulk_copy(Vs + it % 3 * 4096 <- tensor_map1[it * 64, 0], barriers[it % 3 + 3])
 // OVERLAP: copy(Q[bx * 128 +: 128, 0 +: 64], Qs)
 // OVERLAP-NEXT: fill(acc, 0.0f)
 // OVERLAP-NEXT: if (blocks > 0) {
@@ -86,33 +103,53 @@
 // OVERLAP: sc[i, j] = sc[i, j] * 0.25f
 // OVERLAP: acc[i_1, j_1] = acc[i_1, j_1] * 0.5f
 // OVERLAP: copy(sc, p)
+// OVERLAP-NEXT: mbarrier_arrive(barriers[6])
 // OVERLAP-NEXT: }
 // OVERLAP-NEXT: for it.1 in serial(1, blocks - 1) {
 // OVERLAP-NEXT: var kb: i32 = it.1
 // OVERLAP-NEXT: mbarrier_wait(barriers[it.1 % 3], parity it.1 / 3 % 2)
 // OVERLAP-NEXT: gemm(Qs, Ks[it.1 % 3, 0 +: 64, 0 +: 64], sc, transpose_b, clear_accum, deferred_wait, policy=full_row)
+// OVERLAP-NEXT: mbarrier_wait(barriers[(it.1 - 1) % 3 + 3], parity (it.1 - 1) / 3 % 2)
 // OVERLAP-NEXT: gemm(p, Vs[(it.1 - 1) % 3, 0 +: 64, 0 +: 64], acc, deferred_wait, policy=full_row)
 // OVERLAP-NEXT: wgmma_wait(1; sc)
 // OVERLAP: sc[i, j] = sc[i, j] * 0.25f
 // OVERLAP: wgmma_wait(0; acc)
-// OVERLAP-NEXT: mbarrier_arrive(barriers[(it.1 - 1) % 3 + 3])
+// OVERLAP-NEXT: mbarrier_arrive(barriers[(it.1 - 1) % 3 + 9])
 // OVERLAP: acc[i_1, j_1] = acc[i_1, j_1] * 0.5f
 // OVERLAP: copy(sc, p)
+// OVERLAP-NEXT: mbarrier_arrive(barriers[it.1 % 3 + 6])
 // OVERLAP-NEXT: }
 // OVERLAP-NEXT: if (blocks > 0) {
+// OVERLAP-NEXT: mbarrier_wait(barriers[(blocks - 1) % 3 + 3], parity (blocks - 1) / 3 % 2)
 // OVERLAP-NEXT: gemm(p, Vs[(blocks - 1) % 3, 0 +: 64, 0 +: 64], acc, deferred_wait, policy=full_row)
 // OVERLAP-NEXT: wgmma_wait(0; acc)
 // OVERLAP-NEXT: }
 // OVERLAP-NEXT: copy(acc, O[bx * 128 +: 128, 0 +: 64])
+// With 2 stages too (K and V go back separately).
 // OVERLAP-LABEL: kernel two_gemms<2, true>(
-// OVERLAP-NOT: deferred_wait
+// OVERLAP: shared barriers: u64[8]
+// OVERLAP: gemm(p, Vs[(it.1 - 1) % 2, 0 +: 64, 0 +: 64], acc, deferred_wait, policy=full_row)
 // OVERLAP-LABEL: kernel two_gemms<3, false>(
+// OVERLAP-NOT: deferred_wait
+// V alone, read by both gemms: one set of barriers, V waited for at the top, its stage
+// handed back an iteration later.
+// OVERLAP-LABEL: kernel v_twice<3>(
+// OVERLAP: shared barriers: u64[6]
+// OVERLAP: for it.1 in serial(1, blocks - 1) {
+// OVERLAP-NEXT: var kb: i32 = it.1
+// OVERLAP-NEXT: mbarrier_wait(barriers[it.1 % 3], parity it.1 / 3 % 2)
+// OVERLAP-NEXT: gemm(Qs, Vs[it.1 % 3, 0 +: 64, 0 +: 64], sc, transpose_b, clear_accum, deferred_wait, policy=full_row)
+// OVERLAP-NEXT: gemm(p, Vs[(it.1 - 1) % 3, 0 +: 64, 0 +: 64], acc, deferred_wait, policy=full_row)
+// OVERLAP-NEXT: wgmma_wait(1; sc)
+// OVERLAP: wgmma_wait(0; acc)
+// OVERLAP-NEXT: mbarrier_arrive(barriers[(it.1 - 1) % 3 + 3])
+// OVERLAP-LABEL: kernel v_twice<2>(
 // OVERLAP-NOT: deferred_wait
 //
 // warp-specialize=off, and tile::warp_specialize(false) in a kernel, keep the cp.async pipeline.
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-warp-specialize=off \
 // RUN:   -fplugin-arg-tile-remarks %s 2>&1 | FileCheck %s --check-prefix=OFF
-// OFF: warp-specialize.cpp:167:3: remark: [cuda:sm_90a] pipelined loop: 3 stages, the copies into 'As', 'Bs' run 2 iterations ahead, issued while the first gemm runs (wgmma)
+// OFF: warp-specialize.cpp:204:3: remark: [cuda:sm_90a] pipelined loop: 3 stages, the copies into 'As', 'Bs' run 2 iterations ahead, issued while the first gemm runs (wgmma)
 // OFF-NOT: bulk tensor copies
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-remarks %s 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=KERNEL-OFF
@@ -418,3 +455,31 @@ template void two_gemms<3, false>(T::tensor<const T::bf16, 2>, T::tensor<const T
   T::copy(acc, C.at(by * 128, bx * 128));
   T::copy(row_max, RowMax.at(by * 128));
 }
+
+// V alone, read by both gemms: with 3 stages overlapped (V waited for at the top, handed back
+// an iteration later); with 2 not (a stage would stay in use for two iterations).
+template <int S>
+[[tile::kernel]] void v_twice(T::tensor<const T::bf16, 2> Q, T::tensor<const T::bf16, 2> V, T::tensor<float, 2> O) {
+  auto [bx] = T::grid(T::ceildiv(Q.size(0), 128), T::threads(256));
+  T::shared<T::bf16, 128, 64> Qs;
+  T::shared<T::bf16, 64, 64> Vs;
+  T::fragment<float, 128, 64> sc;
+  T::fragment<T::bf16, 128, 64> p;
+  T::fragment<float, 128, 64> acc;
+  T::copy(Q.at(bx * 128, 0), Qs);
+  T::clear(acc);
+  const int blocks = T::ceildiv(V.size(0), 64);
+  for (int kb : T::pipelined(blocks, T::stages(S))) {
+    T::copy(V.at(kb * 64, 0), Vs);
+    T::gemm(Qs, Vs, sc, {.transpose_b = true, .clear_accum = true, .policy = T::warp_policy::full_row});
+    for (auto [i, j] : T::parallel(128, 64))
+      sc(i, j) = sc(i, j) * 0.25f;
+    for (auto [i, j] : T::parallel(128, 64))
+      acc(i, j) = acc(i, j) * 0.5f;
+    T::copy(sc, p);
+    T::gemm(p, Vs, acc, {.policy = T::warp_policy::full_row}); // V-TWICE-GEMM
+  }
+  T::copy(acc, O.at(bx * 128, 0));
+}
+template void v_twice<3>(T::tensor<const T::bf16, 2>, T::tensor<const T::bf16, 2>, T::tensor<float, 2>);
+template void v_twice<2>(T::tensor<const T::bf16, 2>, T::tensor<const T::bf16, 2>, T::tensor<float, 2>);
