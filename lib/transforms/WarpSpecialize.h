@@ -32,6 +32,22 @@
 //       <the statements after the loop>
 //     }
 //
+//   With overlap_gemms, where the consumers end with a second wgmma gemm G2 after a first
+//   G1 (attention: S = Q K^T; softmax; O += P V), G2 is deferred into the next iteration:
+//
+//       <iteration 0: G1, wait, the statements between>
+//       for it in serial(1, n - 1) {
+//         wait for the early tiles of it; G1 (issued); wait for the late tiles of it - 1;
+//         G2 of it - 1 (issued); wgmma_wait(1); the statements that do not touch G2's
+//         operands; wgmma_wait(0); hand back the late tiles of it - 1; the others;
+//         hand back the early tiles of it
+//       }
+//       <G2 of iteration n - 1, wgmma_wait(0)>
+//
+//   The late tiles are those G2 reads; with early ones too they get full and empty
+//   barriers of their own (barriers[4 S]: group g's full[s] at g S + s, its empty[s] at
+//   2 S + g S + s).
+//
 //   Kernel::producer_threads = 128, Kernel::tensor_maps one per tensor and box; barriers
 //   of the consumers wait for the NT threads only. A copy qualifies when it moves a whole
 //   shared tile of rank 2 from a tensor parameter, without conversion or transposition,
