@@ -127,6 +127,7 @@ struct OverlapPlan {
   /// before the last gemm).
   std::set<const BufferNode *> late;
   bool late_read_early = false;
+  std::string touched; // the last gemm's operands that `dep` touches, quoted, for the remark
 };
 
 /// One copy the producer runs: its tensor map and boxes.
@@ -188,9 +189,10 @@ private:
   /// iteration (FlashAttention-3's overlap of the softmax with the second gemm): issued
   /// there after the first wgmma gemm, waited for before the first statement that touches
   /// what it reads or writes (attention: `acc *= rescale`, then `p = s`), so that the
-  /// statements between (the softmax) run while the tensor cores do it. It holds its stage
-  /// one iteration longer: taken with 3 stages or more. nullopt with `why` where the body
-  /// has that shape but cannot; nullopt with `why` empty where it has not.
+  /// statements between (the softmax) run while the tensor cores do it. The tiles it reads
+  /// go back to the producer an iteration later: where it reads every copied tile, that
+  /// takes 3 stages or more. nullopt with `why` where the body has that shape but cannot;
+  /// nullopt with `why` empty where it has not.
   std::optional<OverlapPlan> plan_overlap(const std::vector<Stmt> &body, const std::set<const BufferNode *> &filled,
                                           int S, std::string &why) const {
     why.clear();
@@ -203,11 +205,14 @@ private:
     OverlapPlan p;
     p.first = gemms.front();
     p.last = gemms.back();
-    const Effects last = effects_of(body[p.last]);
+    std::vector<Effects> effects;
+    for (const Stmt &x : body)
+      effects.push_back(effects_of(x));
+    const Effects &last = effects[p.last];
     // Issued an iteration later, it must name nothing the body declares or assigns: a
     // declaration would be out of scope there, an assignment would have changed the value.
     for (size_t i = 0; i < p.last; ++i) {
-      const Effects e = effects_of(body[i]);
+      const Effects &e = effects[i];
       for (const VarNode *v : e.set_vars)
         if (last.reads.count(v))
           return why = "the last gemm reads '" + v->name + "', which the loop's body sets", std::nullopt;
@@ -216,20 +221,17 @@ private:
           return why = "the last gemm uses '" + b->name + "', which the loop's body declares", std::nullopt;
     }
     for (size_t i = 0; i <= p.first; ++i)
-      if (conflict(effects_of(body[i]), last))
+      if (conflict(effects[i], last))
         return why = "the statements up to the first gemm touch what the last one reads or writes", std::nullopt;
-    std::vector<Effects> dep;
     for (size_t i = p.first + 1; i < p.last; ++i) {
       bool gemm = false; // (nested too: its own wait would end the overlap on its path)
       for_each_node(body[i], nullptr, [&](const Stmt &x) { gemm |= x->as<GemmNode>() != nullptr; });
       if (gemm)
         return why = "a gemm between the first and the last", std::nullopt;
-      const Effects e = effects_of(body[i]);
-      bool waits = conflict(e, last);
-      for (const Effects &d : dep)
-        waits = waits || conflict(e, d);
+      bool waits = conflict(effects[i], last);
+      for (size_t d : p.dep)
+        waits = waits || conflict(effects[i], effects[d]);
       if (waits) {
-        dep.push_back(e);
         p.dep.push_back(i);
       } else {
         p.free.push_back(i);
@@ -242,7 +244,15 @@ private:
         p.late.insert(b);
     for (size_t i = 0; i < p.last; ++i)
       for (const BufferNode *b : p.late)
-        p.late_read_early |= effects_of(body[i]).reads.count(b) > 0;
+        p.late_read_early |= effects[i].reads.count(b) > 0;
+    auto g = body[p.last]->as<GemmNode>();
+    for (const Buffer &b : {g->c.buffer, g->a.buffer, g->b.buffer}) {
+      const std::string name = "'" + b->name + "'";
+      for (size_t i : p.dep)
+        if ((effects[i].writes.count(b.get()) || effects[i].reads.count(b.get())) &&
+            p.touched.find(name) == std::string::npos)
+          p.touched += (p.touched.empty() ? "" : ", ") + name;
+    }
     // Where every copied tile is late, one set of barriers hands them back: a stage stays
     // in use for two iterations.
     if (S < 3 && p.late.size() == filled.size())
@@ -338,8 +348,8 @@ private:
     if (copies.empty())
       return not_specialized(loop, "its body does not start with copies from global into shared memory");
     // (Work besides the gemms, attention's softmax, is taken too: on the H200 attention ran
-    // 1.1-1.3x faster so than with its cp.async pipeline at two blocks an SM, bench/NOTES.md
-    // session 22.)
+    // 1.15-1.31x faster warp-specialized than with its cp.async pipeline at two blocks an SM,
+    // bench/NOTES.md session 22.)
     const std::set<const BufferNode *> unstageable = unstageable_buffers(k_.body, stages_);
     // The stages are reached through element accesses and copies' and gemms' regions; a
     // reduction, prefix sum or atomic names its buffers whole, and would keep naming the
@@ -626,20 +636,12 @@ private:
         std::vector<Stmt> tail = last_of(sub(loop->extent, imm(1)));
         tail.push_back(wait(0, last));
         drain = if_then_else(any, seq(tail));
-        std::string touched; // the last gemm's operands that the statements after its wait touch
-        auto g = last->as<GemmNode>();
-        for (const Buffer &b : {g->c.buffer, g->a.buffer, g->b.buffer})
-          for (size_t i : overlap->dep) {
-            const Effects e = effects_of(consumers[i]);
-            const std::string name = "'" + b->name + "'";
-            if ((e.writes.count(b.get()) || e.reads.count(b.get())) && touched.find(name) == std::string::npos)
-              touched += (touched.empty() ? "" : ", ") + name;
-          }
         k_.remarks.push_back(
             {last->loc, "gemm overlapped with the next iteration: issued after that iteration's first gemm, it runs "
                         "while " + std::to_string(overlap->free.size()) + " of the " +
                             std::to_string(overlap->free.size() + overlap->dep.size()) +
-                            " statements between them do, and is waited for before those that touch " + touched});
+                            " statements between them do, and is waited for before those that touch " +
+                            overlap->touched});
       }
       // (A for loop's bounds are its first value and its count.)
       consumer = peeled ? for_loop(it, imm(1), sub(loop->extent, imm(1)), ForKind::Serial, seq(body))

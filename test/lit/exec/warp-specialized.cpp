@@ -101,8 +101,8 @@ void check_entry(const char *name, bool maps) {
 /// the scaling of s does (bench/NOTES.md, session 22); the halving of acc and the copy into
 /// p wait for it. Q [M, 64], K and V [N, 64], O [M, 64] (in f32).
 ///
-/// ws_v_twice: the same with K = V, one tile read by both gemms.
-template <int S>
+/// With Same, K is not read: V's tile serves both gemms (one tile, read by both).
+template <int S, bool Same = false>
 [[tile::kernel]] void ws_two_gemms(T::tensor<const T::bf16, 2> Q, T::tensor<const T::bf16, 2> K,
                                    T::tensor<const T::bf16, 2> V, T::tensor<float, 2> O, int blocks) {
   auto [bx] = T::grid(T::ceildiv(Q.size(0), 128), T::threads(256));
@@ -114,9 +114,14 @@ template <int S>
   T::copy(Q.at(bx * 128, 0), Qs);
   T::clear(acc);
   for (int kb : T::pipelined(blocks, T::stages(S))) {
-    T::copy(K.at(kb * 64, 0), Ks);
-    T::copy(V.at(kb * 64, 0), Vs);
-    T::gemm(Qs, Ks, s, {.transpose_b = true, .clear_accum = true, .policy = T::warp_policy::full_row});
+    if constexpr (Same) { // (K unused: V's tile read by both gemms)
+      T::copy(V.at(kb * 64, 0), Vs);
+      T::gemm(Qs, Vs, s, {.transpose_b = true, .clear_accum = true, .policy = T::warp_policy::full_row});
+    } else {
+      T::copy(K.at(kb * 64, 0), Ks);
+      T::copy(V.at(kb * 64, 0), Vs);
+      T::gemm(Qs, Ks, s, {.transpose_b = true, .clear_accum = true, .policy = T::warp_policy::full_row});
+    }
     for (auto [i, j] : T::parallel(128, 64))
       s(i, j) = s(i, j) * 0.25f;
     for (auto [i, j] : T::parallel(128, 64))
@@ -127,31 +132,7 @@ template <int S>
   T::copy(acc, O.at(bx * 128, 0));
 }
 
-template <int S>
-[[tile::kernel]] void ws_v_twice(T::tensor<const T::bf16, 2> Q, T::tensor<const T::bf16, 2> V, T::tensor<float, 2> O,
-                                 int blocks) {
-  auto [bx] = T::grid(T::ceildiv(Q.size(0), 128), T::threads(256));
-  T::shared<T::bf16, 128, 64> Qs;
-  T::shared<T::bf16, 64, 64> Vs;
-  T::fragment<float, 128, 64> s;
-  T::fragment<T::bf16, 128, 64> p;
-  T::fragment<float, 128, 64> acc;
-  T::copy(Q.at(bx * 128, 0), Qs);
-  T::clear(acc);
-  for (int kb : T::pipelined(blocks, T::stages(S))) {
-    T::copy(V.at(kb * 64, 0), Vs);
-    T::gemm(Qs, Vs, s, {.transpose_b = true, .clear_accum = true, .policy = T::warp_policy::full_row});
-    for (auto [i, j] : T::parallel(128, 64))
-      s(i, j) = s(i, j) * 0.25f;
-    for (auto [i, j] : T::parallel(128, 64))
-      acc(i, j) = acc(i, j) * 0.5f;
-    T::copy(s, p);
-    T::gemm(p, Vs, acc, {.policy = T::warp_policy::full_row});
-  }
-  T::copy(acc, O.at(bx * 128, 0));
-}
-
-/// Runs ws_two_gemms<S> (ws_v_twice<S> where `same`, with K = V) over `blocks` key blocks of N keys (K and V rows past N arrive as
+/// Runs ws_two_gemms<S, same> (with K = V where `same`) over `blocks` key blocks of N keys (K and V rows past N arrive as
 /// zeros), K's rows `pad` elements apart beyond its 64, against a float64 reference that
 /// rounds each 0.25 Q K^T to bf16 as p does.
 template <int S, bool same = false> void run_two_gemms(const char *name, int M, int N, int blocks, int pad = 0) {
@@ -183,10 +164,7 @@ template <int S, bool same = false> void run_two_gemms(const char *name, int M, 
   auto Kd = check::upload(kp, {std::int64_t(kp.size())});
   T::tensor<const bf16, 2> Kt(Kd.data(), {N, 64}, {64 + pad, 1});
   auto O = check::upload(check::poisoned<float>(std::size_t(M) * 64), {M, 64});
-  if constexpr (same)
-    ws_v_twice<S>(Qd, Vd, O, blocks);
-  else
-    ws_two_gemms<S>(Qd, Kt, Vd, O, blocks);
+  ws_two_gemms<S, same>(Qd, Kt, Vd, O, blocks);
   check_entry(name, pad == 0);
   check::close(name, ref, O.to_vector(), 1e-2);
 }
