@@ -3,7 +3,7 @@
 // whose one thread issues TMA loads into S stages handed over by full and empty mbarriers,
 // setmaxnreg 40/232. Not part of the product: the reference the compiler's warp-specialize
 // output is compared with on the GPU (same helpers, tile_cuda.h). Build (nvcc only):
-//   nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -I targets/cuda/include \
+//   nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -I targets/cuda/include -I targets/common/include \
 //        -I include/tile/detail bench/proto/ws_gemm.cu -o ws_gemm
 //   ./ws_gemm [input scale [timed launches]]   (JSON lines: variant, size, ms, TFLOP/s, error)
 #include "tile_cuda.h"

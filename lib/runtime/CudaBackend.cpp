@@ -87,7 +87,7 @@ const Driver &driver() {
   return d;
 }
 
-/// The device_assert record of an image (tile_cuda::assert_state of targets/cuda/include/tile_cuda.h).
+/// The device_assert record of an image (tile_gpu::assert_state of targets/common/include/tile_gpu.h).
 struct AssertState {
   unsigned failed;
   int block[3];
