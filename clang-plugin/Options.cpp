@@ -3,7 +3,9 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Program.h"
 
+#include "ir/Target.h"
 #include "targets/cuda/CudaCompiler.h"
+#include "targets/hip/HipCompiler.h"
 
 namespace tile::plugin {
 
@@ -39,8 +41,9 @@ bool parse_targets(llvm::StringRef value, pipeline::Options &o, std::string &pro
       return false;
   }
   if (o.target_hip) {
-    problem = "the hip target is not available in this build of tile yet; use targets=cpu or targets=cpu,cuda";
-    return false;
+    hip::hip_compile_flags(o.hip_archs, problem);
+    if (!problem.empty())
+      return false;
   }
   return true;
 }
@@ -75,9 +78,9 @@ bool parse_options(const std::vector<std::string> &args, pipeline::Options &o, s
       for (const std::string &p : split(value, ',')) {
         if (p != "all" && !pipeline::is_pass_name(p)) {
           problem = "unknown pass '" + p + "' in " + name.str() + "=; the passes are:";
-          for (const char *target : {"cpu", "cuda"}) {
+          for (const char *target : {"cpu", "cuda, hip"}) {
             problem += std::string(" (") + target + ")";
-            for (const std::string &n : pipeline::pass_names(target))
+            for (const std::string &n : pipeline::pass_names(target == std::string("cpu") ? "cpu" : "cuda"))
               problem += " " + n;
           }
           return false;
@@ -155,9 +158,14 @@ bool parse_options(const std::vector<std::string> &args, pipeline::Options &o, s
       return false;
     }
   }
-  // The default targets: the CPU, and CUDA when there is an nvcc to build it with.
-  if (!o.targets_given)
+  // The default targets: the CPU, CUDA when there is an nvcc to build it with, and HIP when
+  // there is a hipcc.
+  if (!o.targets_given) {
     o.target_cuda = !o.nvcc.empty() || !cuda::default_nvcc().empty();
+    o.target_hip = !o.hipcc.empty() || !hip::default_hipcc().empty();
+    if (o.target_hip && o.hip_archs.empty())
+      o.hip_archs = ir::default_gpu_archs("hip");
+  }
   return true;
 }
 

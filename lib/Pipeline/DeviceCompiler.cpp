@@ -7,6 +7,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <string_view>
 #include <unistd.h>
 
 #include "Pipeline/Subprocess.h"
@@ -163,6 +164,27 @@ std::string default_cache_dir() {
   }
   path::append(dir, "tile");
   return std::string(dir);
+}
+
+std::string find_program(const std::string &name, const char *path, const char *home, const std::string &fallback_dir) {
+  auto executable = [](const std::string &file) {
+    return fs::is_regular_file(file) && fs::can_execute(file);
+  };
+  if (path) {
+    std::string_view p = path;
+    while (!p.empty()) {
+      size_t colon = p.find(':');
+      std::string dir(p.substr(0, colon));
+      p = colon == std::string_view::npos ? std::string_view() : p.substr(colon + 1);
+      if (!dir.empty() && executable(dir + "/" + name))
+        return dir + "/" + name;
+    }
+  }
+  if (home && *home && executable(std::string(home) + "/bin/" + name))
+    return std::string(home) + "/bin/" + name;
+  if (!fallback_dir.empty() && executable(fallback_dir + "/" + name))
+    return fallback_dir + "/" + name;
+  return "";
 }
 
 std::string compiler_version(const std::string &compiler, unsigned timeout_seconds) {

@@ -64,6 +64,11 @@ struct DeviceCompileResult {
 
 DeviceCompileResult compile_device_image(const DeviceCompileJob &job);
 
+/// The first executable `name` in the directories of `path` (a PATH value, may be null),
+/// then in `home`/bin (a toolkit's root, as $CUDA_HOME or $ROCM_PATH name it; may be null),
+/// then in `fallback_dir`; empty when there is none.
+std::string find_program(const std::string &name, const char *path, const char *home, const std::string &fallback_dir);
+
 /// $XDG_CACHE_HOME/tile, else $HOME/.cache/tile; empty when neither is set.
 std::string default_cache_dir();
 

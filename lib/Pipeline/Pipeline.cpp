@@ -12,7 +12,9 @@
 #include "targets/cpu/CpuCompiler.h"
 #include "targets/cuda/CudaCodegen.h"
 #include "targets/cuda/CudaCompiler.h"
-#include "targets/cuda/CudaLimits.h"
+#include "targets/common/GpuLimits.h"
+#include "targets/hip/HipCodegen.h"
+#include "targets/hip/HipCompiler.h"
 #include "transforms/BindThreads.h"
 #include "transforms/InferLayout.h"
 #include "transforms/InjectPipeline.h"
@@ -35,7 +37,7 @@ const std::vector<std::string> &pass_names(const std::string &target) {
                                                 "lower-fragments", "bind-threads", "inject-pipeline", "insert-sync",
                                                 "plan-shared-memory", "lower-thread-loops", "lower-vector-access",
                                                 "roll-fallback-loops", "lower-mma",         "codegen"};
-  return target == "cuda" ? cuda : cpu;
+  return target == "cuda" || target == "hip" ? cuda : cpu; // the GPU targets share one pass list
 }
 
 bool is_pass_name(const std::string &name) {
@@ -239,7 +241,7 @@ void add_remarks(const std::string &target, const std::vector<std::string> &arch
       if (i < shared_bytes.size()) {
         // Registers: the thread's arrays (fragments, locals) in 32-bit words, plus a few for
         // indices and addresses; nvcc's figure (ptxas -v) is the exact one.
-        const std::int64_t words = (cuda::thread_storage(k).bytes + 3) / 4;
+        const std::int64_t words = (targets::thread_storage(k).bytes + 3) / 4;
         result.messages.push_back({Message::Remark, k.key,
                                    tag + "kernel '" + k.display_name + "': " + std::to_string(shared_bytes[i]) +
                                        " bytes of shared memory, about " + std::to_string(words + 24) +
@@ -249,9 +251,20 @@ void add_remarks(const std::string &target, const std::vector<std::string> &arch
   }
 }
 
-void run_cuda(const std::vector<ir::Kernel> &frontend_kernels, const std::string &unit, const Options &opts,
-              const std::function<void(const std::string &)> &dump, Result &result) {
-  const std::vector<std::string> &archs = opts.cuda_archs.empty() ? cuda::default_archs() : opts.cuda_archs;
+/// The generated source of a GPU target and each kernel's dynamic shared memory.
+struct GpuSource {
+  std::string text;
+  std::vector<std::int64_t> shared_bytes;
+};
+
+/// The GPU pipelines, `kind` "cuda" or "hip": the same passes, each reading the target's
+/// facts (warp size, tensor-core instruction, async copies, TMA); what differs is the
+/// codegen and the device compiler at the end.
+void run_gpu(const std::string &kind, const std::vector<ir::Kernel> &frontend_kernels, const std::string &unit,
+             const Options &opts, const std::function<void(const std::string &)> &dump, Result &result) {
+  const bool hip = kind == "hip";
+  const std::vector<std::string> &given = hip ? opts.hip_archs : opts.cuda_archs;
+  const std::vector<std::string> &archs = given.empty() ? ir::default_gpu_archs(kind) : given;
   // Architectures of one lowering class share a pipeline and a generated source (their
   // Target is the facts they share); each class gets its own image, which the runtime
   // chooses by the device's architecture.
@@ -262,21 +275,21 @@ void run_cuda(const std::vector<ir::Kernel> &frontend_kernels, const std::string
     ir::for_each_node(
         k.body, [](const ir::Expr &) {},
         [&](const ir::Stmt &s) { has_gemm = has_gemm || s->as<ir::GemmNode>() != nullptr; });
-  const std::vector<std::vector<std::string>> classes = ir::cuda_arch_classes(archs, opts.gemm_wgmma && has_gemm);
+  const std::vector<std::vector<std::string>> classes = ir::gpu_arch_classes(kind, archs, opts.gemm_wgmma && has_gemm);
   struct Build {
     std::vector<std::string> archs;
     std::vector<ir::Kernel> kernels;
-    cuda::Source source;
+    GpuSource source;
   };
   std::vector<Build> builds;
   for (const std::vector<std::string> &cls : classes) {
-    std::string tag = "cuda";
+    std::string tag = kind;
     if (classes.size() > 1)
       for (size_t i = 0; i < cls.size(); ++i)
         tag += (i ? "+" : ":") + cls[i];
     PassRunner passes(opts, dump, result);
     passes.set_target(tag);
-    const ir::Target target = ir::common_cuda_target(cls);
+    const ir::Target target = ir::common_gpu_target(kind, cls);
     std::vector<ir::Kernel> kernels = frontend_kernels;
     transforms::InferLayoutOptions layout_options;
     layout_options.tensor_cores = !opts.gemm_fma;
@@ -318,7 +331,7 @@ void run_cuda(const std::vector<ir::Kernel> &frontend_kernels, const std::string
         !passes.run("roll-fallback-loops", kernels, transforms::roll_fallback_loops) ||
         !passes.run("lower-mma", kernels, [&](const ir::Kernel &k) { return transforms::lower_mma(k, target); })) {
       if (opts.remarks && result.ok())
-        add_remarks("cuda", cls, kernels, {}, result);
+        add_remarks(kind, cls, kernels, {}, result);
       if (!result.ok())
         return;
       continue; // stopped after a pass: the other classes print theirs too
@@ -328,8 +341,15 @@ void run_cuda(const std::vector<ir::Kernel> &frontend_kernels, const std::string
     for (auto &k : kernels)
       shared_bytes.push_back(k.shared_bytes);
     if (opts.remarks)
-      add_remarks("cuda", cls, kernels, shared_bytes, result);
-    cuda::Source source = cuda::emit_source(kernels, target);
+      add_remarks(kind, cls, kernels, shared_bytes, result);
+    GpuSource source;
+    if (hip) {
+      hip::Source s = hip::emit_source(kernels, target);
+      source = {std::move(s.text), std::move(s.shared_bytes)};
+    } else {
+      cuda::Source s = cuda::emit_source(kernels, target);
+      source = {std::move(s.text), std::move(s.shared_bytes)};
+    }
     if (listed(opts.print_after, "codegen"))
       dump_source(dump, "codegen", tag, source.text);
     builds.push_back({cls, std::move(kernels), std::move(source)});
@@ -338,12 +358,13 @@ void run_cuda(const std::vector<ir::Kernel> &frontend_kernels, const std::string
   // a warning, not an error of the class that it does not fit.
   // (A kernel's fallback, where a class has one, needs no more than the kernel.)
   for (size_t i = 0; !builds.empty() && i < frontend_kernels.size(); ++i) {
-    std::vector<cuda::KernelBuild> per_class;
+    std::vector<targets::KernelBuild> per_class;
     for (const Build &b : builds)
       for (const ir::Kernel &k : b.kernels)
         if (k.key == frontend_kernels[i].key && k.fallback_of.empty())
           per_class.push_back({&k, k.shared_bytes, b.archs});
-    for (auto &p : cuda::check_limits(per_class))
+    // (CUDA runs first: a kernel it could not run is an error there already.)
+    for (auto &p : targets::check_limits(kind, per_class, hip && opts.target_cuda))
       result.messages.push_back({p.warning ? Message::Warning : Message::Error, frontend_kernels[i].key, p.message, p.note});
   }
   if (!result.ok() || builds.size() < classes.size())
@@ -364,13 +385,7 @@ void run_cuda(const std::vector<ir::Kernel> &frontend_kernels, const std::string
   for (Build &b : builds) {
     std::vector<std::string> symbols;
     for (auto &k : b.kernels)
-      symbols.push_back(cuda::kernel_symbol(k));
-    cuda::CompileOptions co;
-    co.nvcc = opts.nvcc;
-    co.archs = b.archs;
-    co.cache_dir = opts.cache_dir;
-    co.emit_source_dir = opts.emit_source_dir;
-    co.timeout_seconds = opts.compile_timeout;
+      symbols.push_back(hip ? hip::kernel_symbol(k) : cuda::kernel_symbol(k));
     // With several images, each names its architectures, and its generated file its first
     // (unit.sm_75.cu).
     const bool several = builds.size() > 1;
@@ -380,9 +395,25 @@ void run_cuda(const std::vector<ir::Kernel> &frontend_kernels, const std::string
       name.insert(dot == std::string::npos || (slash != std::string::npos && dot < slash) ? name.size() : dot,
                   "." + b.archs[0]);
     }
-    add_image("cuda", "nvcc", cuda::compile_cuda_image(b.source.text, name, co),
-              b.kernels, symbols, b.source.shared_bytes, unit, opts, result,
-              several ? cuda::image_archs(b.archs) : std::vector<std::string>{});
+    if (hip) {
+      hip::CompileOptions co;
+      co.hipcc = opts.hipcc;
+      co.archs = b.archs;
+      co.cache_dir = opts.cache_dir;
+      co.emit_source_dir = opts.emit_source_dir;
+      co.timeout_seconds = opts.compile_timeout;
+      add_image("hip", "hipcc", hip::compile_hip_image(b.source.text, name, co), b.kernels, symbols,
+                b.source.shared_bytes, unit, opts, result, several ? b.archs : std::vector<std::string>{});
+      continue;
+    }
+    cuda::CompileOptions co;
+    co.nvcc = opts.nvcc;
+    co.archs = b.archs;
+    co.cache_dir = opts.cache_dir;
+    co.emit_source_dir = opts.emit_source_dir;
+    co.timeout_seconds = opts.compile_timeout;
+    add_image("cuda", "nvcc", cuda::compile_cuda_image(b.source.text, name, co), b.kernels, symbols,
+              b.source.shared_bytes, unit, opts, result, several ? cuda::image_archs(b.archs) : std::vector<std::string>{});
   }
 }
 
@@ -404,7 +435,9 @@ Result run(const std::vector<ir::Kernel> &kernels, const std::string &unit, cons
   if (opts.target_cpu && runs("cpu"))
     run_cpu(verified, unit, opts, dump, result);
   if (opts.target_cuda && runs("cuda") && result.ok())
-    run_cuda(verified, unit, opts, dump, result);
+    run_gpu("cuda", verified, unit, opts, dump, result);
+  if (opts.target_hip && runs("hip") && result.ok())
+    run_gpu("hip", verified, unit, opts, dump, result);
   return result;
 }
 

@@ -1,8 +1,11 @@
 // The ordered pass list per target, from the frontend's IR to device images.
 //
 //   cpu:  lower-tile-ops -> codegen (C++) -> clang++ -> shared object
-//   cuda: infer-layout -> lower-tile-ops -> lower-gemm -> lower-fragments -> bind-threads
-//         -> inject-pipeline -> insert-sync -> codegen (CUDA C++) -> nvcc -> fatbin
+//   cuda: infer-layout -> warp-specialize -> lower-tile-ops -> lower-gemm -> lower-fragments
+//         -> bind-threads -> inject-pipeline -> insert-sync -> plan-shared-memory -> ...
+//         -> lower-mma -> codegen (CUDA C++) -> nvcc -> fatbin
+//   hip:  the same passes (on a target of 64-wide wavefronts, MFMA, no async copies or TMA)
+//         -> codegen (HIP C++) -> hipcc -> offload bundle
 //
 // The frontend's IR is verified and printed once; each target's passes then run on their
 // own copy. Each pass can be printed before / after (`print-before=`, `print-after=`, or

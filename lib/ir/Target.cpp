@@ -2,8 +2,34 @@
 
 #include <algorithm>
 #include <cctype>
+#include <functional>
 
 namespace tile::ir {
+
+namespace {
+
+/// `archs` grouped by `key` (their lowering class; none: unknown, joining the first group),
+/// in the order of their first members.
+std::vector<std::vector<std::string>>
+group_by_class(const std::vector<std::string> &archs,
+               const std::function<std::optional<std::string>(const std::string &)> &key) {
+  std::vector<std::string> keys;
+  std::vector<std::vector<std::string>> classes;
+  for (const std::string &arch : archs) {
+    const std::optional<std::string> k = key(arch);
+    const std::string name = k ? *k : keys.empty() ? "" : keys.front();
+    auto it = std::find(keys.begin(), keys.end(), name);
+    if (it == keys.end()) {
+      keys.push_back(name);
+      classes.push_back({arch});
+    } else {
+      classes[it - keys.begin()].push_back(arch);
+    }
+  }
+  return classes;
+}
+
+} // namespace
 
 Target cpu_target() {
   Target t;
@@ -62,6 +88,96 @@ std::optional<Target> cuda_target(const std::string &arch, std::string &problem)
   return t;
 }
 
+std::optional<Target> hip_target(const std::string &arch, std::string &problem) {
+  std::string rest = arch.rfind("gfx", 0) == 0 ? arch.substr(3) : "";
+  auto hex = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || (c >= 'a' && c <= 'f'); };
+  // gfxN.. with N the major version (9, 10, 11, 12), then two hexadecimal digits.
+  const size_t major_digits = rest.size() >= 2 && rest[0] == '9' ? 1 : 2;
+  if (rest.size() != major_digits + 2 || !std::all_of(rest.begin(), rest.end(), hex) ||
+      !std::all_of(rest.begin(), rest.begin() + major_digits, [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+    problem = "unknown AMD GPU architecture '" + arch + "'; write it as gfxNNN (gfx90a, gfx942)";
+    return std::nullopt;
+  }
+  const int major = std::stoi(rest.substr(0, major_digits));
+  if (major < 9 || major > 12) {
+    problem = "AMD GPU architecture '" + arch + "' is not one tile builds for; write gfx9NN, gfx10NN, gfx11NN or gfx12NN";
+    return std::nullopt;
+  }
+  Target t;
+  t.kind = "hip";
+  t.arch = arch;
+  t.warp_size = major == 9 ? 64 : 32;
+  t.max_vector_bytes = 16;
+  t.max_registers_per_thread = 256;
+  t.register_file = 512 * 64; // a SIMD's vector registers, in 32-bit words of a wavefront's lanes
+  t.shared_alignment = 16;
+  t.max_shared_bytes = 64 * 1024; // LDS a workgroup may allocate
+  // v_mfma_f32_16x16x16{bf16_1k,f16} on 64 lanes: lane l holds of the 16 x 16 accumulator
+  // the elements (4 (l / 16) + i, l % 16) in register i (AMD's CDNA2 and CDNA3 ISA, the
+  // dense matrix layouts of MFMA). Its A operand holds the transpose: (l % 16, 4 (l / 16) + i).
+  const bool mfma = arch == "gfx90a" || arch == "gfx940" || arch == "gfx941" || arch == "gfx942";
+  if (mfma) {
+    AtomLayout acc;
+    acc.rows = 16;
+    acc.cols = 16;
+    acc.lanes = t.warp_size;
+    acc.digits = {Digit{0, 4, true, 16, ""}, Digit{0, 4, false, 1, "vi"}, Digit{1, 16, true, 1, ""}};
+    MmaAtom atom{"v_mfma_f32_16x16x16", 16, 16, 16, acc, 8};
+    atom.a_from_accumulator = false;
+    atom.units = "matrix cores";
+    atom.operand_load = "ds_read";
+    atom.bf16_suffix = "bf16_1k";
+    atom.f16_suffix = "f16";
+    t.mma = atom;
+  }
+  return t;
+}
+
+std::optional<Target> gpu_target(const std::string &kind, const std::string &arch, std::string &problem) {
+  return kind == "hip" ? hip_target(arch, problem) : cuda_target(arch, problem);
+}
+
+Target common_gpu_target(const std::string &kind, const std::vector<std::string> &archs) {
+  if (kind != "hip")
+    return common_cuda_target(archs);
+  std::optional<Target> common;
+  for (const std::string &arch : archs) {
+    std::string problem;
+    auto t = hip_target(arch, problem);
+    if (!t)
+      continue;
+    if (!common) {
+      common = t;
+      continue;
+    }
+    common->arch += "+" + t->arch;
+    if (!t->mma)
+      common->mma.reset();
+    common->max_shared_bytes = std::min(common->max_shared_bytes, t->max_shared_bytes);
+  }
+  if (!common) {
+    std::string problem;
+    return *hip_target("gfx90a", problem);
+  }
+  return *common;
+}
+
+const std::vector<std::string> &default_gpu_archs(const std::string &kind) {
+  static const std::vector<std::string> hip = {"gfx90a"};
+  return kind == "hip" ? hip : default_cuda_archs();
+}
+
+std::vector<std::vector<std::string>> gpu_arch_classes(const std::string &kind, const std::vector<std::string> &archs,
+                                                       bool warpgroup_mma) {
+  if (kind != "hip")
+    return cuda_arch_classes(archs, warpgroup_mma);
+  return group_by_class(archs, [](const std::string &arch) {
+    std::string problem;
+    auto t = hip_target(arch, problem);
+    return t ? std::optional<std::string>(t->lowering_class()) : std::nullopt;
+  });
+}
+
 Target common_cuda_target(const std::vector<std::string> &archs) {
   std::optional<Target> common;
   for (const std::string &arch : archs) {
@@ -102,22 +218,12 @@ std::string Target::lowering_class() const {
 }
 
 std::vector<std::vector<std::string>> cuda_arch_classes(const std::vector<std::string> &archs, bool warpgroup_mma) {
-  std::vector<std::string> keys;
-  std::vector<std::vector<std::string>> classes;
-  for (const std::string &arch : archs) {
+  return group_by_class(archs, [&](const std::string &arch) {
     std::string problem;
     auto t = cuda_target(arch, problem);
-    const std::string key = t ? t->lowering_class() + (warpgroup_mma && t->warpgroup_mma ? " wgmma" : "")
-                              : keys.empty() ? "" : keys.front();
-    auto it = std::find(keys.begin(), keys.end(), key);
-    if (it == keys.end()) {
-      keys.push_back(key);
-      classes.push_back({arch});
-    } else {
-      classes[it - keys.begin()].push_back(arch);
-    }
-  }
-  return classes;
+    return t ? std::optional<std::string>(t->lowering_class() + (warpgroup_mma && t->warpgroup_mma ? " wgmma" : ""))
+             : std::nullopt;
+  });
 }
 
 } // namespace tile::ir

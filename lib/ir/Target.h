@@ -18,13 +18,26 @@ namespace tile::ir {
 /// its m x n accumulator in which register (the layout algebra's table of the instruction,
 /// from which mma_fragment builds every tensor-core fragment).
 struct MmaAtom {
-  std::string name; // "mma.sync.m16n8k16"
+  std::string name; // "mma.sync.m16n8k16", "v_mfma_f32_16x16x16"
   int m = 0, n = 0, k = 0;
   AtomLayout accumulator;
-  /// Its operands are read from shared memory in rows of this many bytes, 8 rows at once
-  /// (ldmatrix): operand rows a whole number of them, padded by one where rows an even
-  /// number of them apart would share banks.
+  /// Its operands are read from shared memory in rows of this many bytes (ldmatrix: 16, 8
+  /// rows at once; MFMA's lanes: 8, 16 rows at once): operand rows a whole number of them,
+  /// padded by one where rows an even number of them apart would share banks.
   int operand_row_bytes = 0;
+  /// Whether its first operand's registers are laid out as accumulator atoms side by side
+  /// (mma.sync m16n8k16: A's 16 x 16 is two 16 x 8 accumulator atoms), so that an
+  /// accumulator converted in registers can be the next gemm's A. MFMA's A is the
+  /// accumulator's transpose: a fragment operand goes through shared memory.
+  bool a_from_accumulator = true;
+  /// How remarks call the units that run it, and how its operands are read from shared
+  /// memory.
+  std::string units = "tensor cores", operand_load = "ldmatrix";
+  /// The instruction's name for bf16 and for f16 operands, after `name`.
+  std::string bf16_suffix = ".bf16", f16_suffix = ".f16";
+  /// The instruction for operands of type `t` ("mma.sync.m16n8k16.bf16",
+  /// "v_mfma_f32_16x16x16bf16_1k").
+  std::string instruction(ScalarType t) const { return name + (t == ScalarType::F16 ? f16_suffix : bf16_suffix); }
 };
 
 /// A warpgroup tensor-core instruction (wgmma): `warps` consecutive warps compute together
@@ -42,10 +55,10 @@ struct WarpgroupMmaAtom {
 };
 
 struct Target {
-  std::string kind; // "cpu", "cuda"
-  std::string arch; // "sm_90a", "sm_80"; empty for the CPU
+  std::string kind; // "cpu", "cuda", "hip"
+  std::string arch; // "sm_90a", "sm_80", "gfx90a"; empty for the CPU
   int compute_capability = 0; // 90, 80 (CUDA)
-  int warp_size = 1;          // threads that run in lockstep and exchange registers by shuffles
+  int warp_size = 1;          // threads that run in lockstep and exchange registers by shuffles (AMD: the wavefront)
   int max_vector_bytes = 16;  // the widest load or store of one thread
   std::optional<MmaAtom> mma; // tensor-core gemm (bf16 and f16 into f32)
   bool async_copy = false;    // cp.async: global to shared without registers
@@ -86,5 +99,22 @@ const std::vector<std::string> &default_cuda_archs();
 /// architectures join the first group.
 /// `warpgroup_mma`: the pipeline uses wgmma where the target has it (a class of its own).
 std::vector<std::vector<std::string>> cuda_arch_classes(const std::vector<std::string> &archs, bool warpgroup_mma = false);
+
+/// The AMD GPU architecture `arch` ("gfx90a", "gfx942", any "gfxN..."), or nothing and why
+/// not. CDNA and GCN (gfx9) run 64-wide wavefronts; gfx90a and gfx94x have the MFMA
+/// instructions tile uses (v_mfma_f32_16x16x16 with bf16 and f16 operands); RDNA (gfx10,
+/// gfx11, gfx12) runs 32-wide ones and has no MFMA.
+std::optional<Target> hip_target(const std::string &arch, std::string &problem);
+
+// The GPU targets by kind ("cuda", "hip"), for what the pipeline and the limits share.
+/// The target of `arch` of `kind`.
+std::optional<Target> gpu_target(const std::string &kind, const std::string &arch, std::string &problem);
+/// One description that serves all of `archs` (the facts they share).
+Target common_gpu_target(const std::string &kind, const std::vector<std::string> &archs);
+/// The architectures built when the user names none (cuda: sm_90a, sm_80; hip: gfx90a).
+const std::vector<std::string> &default_gpu_archs(const std::string &kind);
+/// `archs` grouped by lowering class (cuda_arch_classes for CUDA).
+std::vector<std::vector<std::string>> gpu_arch_classes(const std::string &kind, const std::vector<std::string> &archs,
+                                                       bool warpgroup_mma = false);
 
 } // namespace tile::ir

@@ -300,9 +300,9 @@ public:
       } else if (g.mma && in_registers(g.g->c.buffer.get())) {
         const MmaShape &m = *g.mma;
         const bool a_regs = in_registers(g.g->a.buffer.get());
-        out.push_back({g.loc, "gemm on tensor cores (" + target_.mma->name + "." + std::string(name(g.g->a.buffer->dtype)) +
+        out.push_back({g.loc, "gemm on " + target_.mma->units + " (" + target_.mma->instruction(g.g->a.buffer->dtype) +
                                   ", " + std::to_string(m.warps_m) + "x" + std::to_string(m.warps_n) + " warps, a from " +
-                                  (a_regs ? "registers" : "shared memory via ldmatrix") + ")" +
+                                  (a_regs ? "registers" : "shared memory via " + target_.mma->operand_load) + ")" +
                                   (g.why_wgmma.empty() ? "" : "; not wgmma: " + g.why_wgmma)});
       } else {
         out.push_back({g.loc, "gemm on FMA: " +
@@ -373,7 +373,10 @@ private:
         continue;
       if (!assign(c, mma_fragment(*g.mma, k_.threads, target_.mma->accumulator)))
         to_shared(c, "the accumulator of two gemms that lay it out differently");
-      if (in_registers(a)) {
+      if (in_registers(a) && !g.mma->warpgroup && !target_.mma->a_from_accumulator) {
+        to_shared(a, "operand a of a gemm on " + target_.mma->instruction(a->dtype) +
+                         ", whose registers of a are not laid out as any fragment's");
+      } else if (in_registers(a)) {
         MmaShape op{MmaShape::A, g.mma->rows, a->extent(1), g.mma->warps_m, g.mma->warps_n};
         op.warpgroup = g.mma->warpgroup;
         if (!assign(a, mma_fragment(op, k_.threads, target_.mma->accumulator)))
@@ -538,7 +541,7 @@ private:
         to_shared(b, "operand b of a gemm on FMA (" + why + ")");
         to_shared(c, "the accumulator of a gemm on FMA (" + why + ")");
       } else {
-        to_shared(b, "operand b of a tensor-core gemm, which ldmatrix reads from shared memory");
+        to_shared(b, "operand b of a tensor-core gemm, which " + target_.mma->operand_load + " reads from shared memory");
       }
     }
   }
@@ -668,8 +671,8 @@ private:
       else if (auto m = mma_plan(g, k_.threads, target_, site.why_not))
         site.mma = *m;
       if (site.mma && g->transpose_a)
-        to_shared(g->a.buffer.get(), "operand a of a tensor-core gemm with transpose_a, which ldmatrix reads from "
-                                     "shared memory");
+        to_shared(g->a.buffer.get(), "operand a of a tensor-core gemm with transpose_a, which " +
+                                         target_.mma->operand_load + " reads from shared memory");
       gemms_.push_back(site);
       return;
     }

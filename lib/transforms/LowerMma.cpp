@@ -156,9 +156,11 @@ protected:
     if (ct == k_.layouts.end() || !ct->second.mma || ct->second.mma->operand != MmaShape::C ||
         n->c.buffer->scope != Scope::Local)
       return fail("a gemm whose accumulator is not a tensor-core fragment in registers");
+    const Fragment &cf = ct->second;
+    if (t_.mma && t_.mma->m == 16 && t_.mma->n == 16 && t_.mma->k == 16 && t_.warp_size == 64)
+      return matrix_core_gemm(n, cf);
     if (!t_.mma || t_.mma->m != 16 || t_.mma->n != 8 || t_.mma->k != 16 || t_.warp_size != 32)
       return fail("the target has no m16n8k16 tensor-core instruction");
-    const Fragment &cf = ct->second;
     const MmaShape &shape = *cf.mma;
     if (shape.warpgroup)
       return warpgroup_gemm(n, cf);
@@ -294,6 +296,96 @@ protected:
       }));
     }
     // One block (its registers' scope): a Slots loop of one trip.
+    Stmt s = for_loop(make_var("g", ScalarType::I32), i32(0), i32(1), ForKind::Slots, seq(body));
+    s->loc = n->loc;
+    return s;
+  }
+
+  /// A gemm on a 64-lane 16x16x16 matrix-core instruction (MFMA, the target's atom: lane l
+  /// holds of the accumulator atom the elements (4 (l / 16) + i, l % 16)): for each k step
+  /// of 16, each lane loads its four elements of every A atom of its wavefront's rows, (l %
+  /// 16, 4 (l / 16) + j), and of every B atom of its columns, (4 (l / 16) + j, l % 16), from
+  /// shared memory into registers (8 bytes at once where K is the operand's contiguous
+  /// dimension), then issues one instruction per accumulator atom. The operands are always
+  /// in shared memory (infer-layout sends a fragment a there: the instruction's A is the
+  /// accumulator's transpose).
+  Stmt matrix_core_gemm(const GemmNode *n, const Fragment &cf) {
+    auto fail = [&](const std::string &why) -> Stmt {
+      throw std::logic_error("lower-mma: kernel '" + k_.display_name + "': " + why);
+    };
+    const MmaShape &shape = *cf.mma;
+    if (k_.layouts.count(n->a.buffer.get()) || n->a.buffer->scope == Scope::Local)
+      return fail("a matrix-core gemm whose first operand is in registers");
+    const std::int64_t AM = shape.atoms_m(), AN = shape.atoms_n();
+    const int warp = t_.warp_size;
+    if (!k_.thread_index)
+      k_.thread_index = make_var("tid", ScalarType::I32);
+    const Expr tid = k_.thread_index;
+    const WarpView c(cf, warp, k_.display_name);
+    const Buffer &cb = n->c.buffer;
+    const ScalarType ot = n->b.buffer->dtype;
+    const std::int64_t K = n->a.tile_shape()[n->transpose_a ? 0 : 1];
+    if (K % 16 != 0)
+      return fail("a gemm whose K is not a multiple of the instruction's");
+    const Expr lane = mod(tid, warp), row = mod(lane, 16), quad = quot(lane, 16);
+    auto slots_loop = [](const std::string &name, std::int64_t extent, const std::function<Stmt(const Expr &)> &f) {
+      Var v = make_var(name, ScalarType::I32);
+      return for_loop(v, i32(0), i32(extent), ForKind::Slots, f(v));
+    };
+    std::vector<Stmt> body;
+    if (n->clear_accum)
+      body.push_back(slots_loop("i", cf.slots(), [&](const Expr &i) {
+        return store(cb, {i}, float_imm(0.0, ScalarType::F32));
+      }));
+    const Buffer aregs = make_buffer("a_frag", Scope::Local, ot, {AM * 4});
+    const Buffer bregs = make_buffer("b_frag", Scope::Local, ot, {AN * 4});
+    body.insert(body.begin(), {decl_buffer(aregs), decl_buffer(bregs)});
+
+    // The lane's four elements (mn, k0 + j) of operand r, whose element (mn, k) is at index
+    // (mn, k) of its tile, or (k, mn) with `k_rows` (K its rows), into dst[base + j].
+    auto load4 = [&](const Region &r, bool k_rows, const Expr &mn, const Expr &k0, const Buffer &dst, const Expr &base) {
+      auto sl = k_.shared_layouts.find(r.buffer.get());
+      const SharedLayout *layout = sl == k_.shared_layouts.end() ? nullptr : &sl->second;
+      auto at = [&](const Expr &k) {
+        return shared_offset(*r.buffer, layout, r.index_of(k_rows ? std::vector<Expr>{k, mn} : std::vector<Expr>{mn, k}));
+      };
+      // Four consecutive elements of K in one access: K is the tile's last dimension, whose
+      // rows (and slabs, and 16-byte swizzle chunks) start at multiples of four elements.
+      const std::int64_t pitch = layout ? layout->pitch : r.buffer->extent(r.buffer->rank() - 1);
+      const auto begin = as_const_int(r.begin.back());
+      const bool together = !k_rows && bytes(ot) == 2 && pitch % 4 == 0 && (!layout || layout->slab % 4 == 0) &&
+                            begin && *begin % 4 == 0;
+      if (together)
+        return Stmt(std::make_shared<VectorMoveNode>(dst, base, r.buffer, at(k0), 8, 8, false));
+      std::vector<Stmt> moves;
+      for (int j = 0; j < 4; ++j)
+        moves.push_back(std::make_shared<VectorMoveNode>(dst, add(base, i32(j)), r.buffer, at(add(k0, i32(j))), 2, 2,
+                                                         false));
+      return seq(moves);
+    };
+    auto c_regs = [&](const Expr &am, const Expr &an) {
+      std::vector<Expr> regs;
+      for (int i = 0; i < 4; ++i)
+        regs.push_back(c.slot({{"rs", am}, {"cs", an}, {"vi", i32(i)}}));
+      return regs;
+    };
+    body.push_back(slots_loop("ks", K / 16, [&](const Expr &ks) {
+      const Expr k0 = add(mul(ks, i32(16)), mul(quad, i32(4)));
+      Stmt la = slots_loop("am", AM, [&](const Expr &am) {
+        return load4(n->a, n->transpose_a, add(c.origin(0, tid, {{"rs", am}}), row), k0, aregs, mul(am, i32(4)));
+      });
+      Stmt lb = slots_loop("an", AN, [&](const Expr &an) {
+        return load4(n->b, !n->transpose_b, add(c.origin(1, tid, {{"cs", an}}), row), k0, bregs, mul(an, i32(4)));
+      });
+      Stmt mma = slots_loop("am", AM, [&](const Expr &am) {
+        return slots_loop("an", AN, [&](const Expr &an) {
+          const Expr a0 = mul(am, i32(4)), b0 = mul(an, i32(4));
+          return Stmt(std::make_shared<MmaNode>(16, 16, 16, ot, aregs, std::vector<Expr>{a0, add(a0, i32(2))}, bregs,
+                                                std::vector<Expr>{b0, add(b0, i32(2))}, cb, c_regs(am, an)));
+        });
+      });
+      return seq({la, lb, mma});
+    }));
     Stmt s = for_loop(make_var("g", ScalarType::I32), i32(0), i32(1), ForKind::Slots, seq(body));
     s->loc = n->loc;
     return s;

@@ -9,7 +9,7 @@
 //   port::exp2(float)                                   the fast base-2 exponential
 //   port::shfl_xor(v, mask)                             a butterfly step within the warp
 //   port::bytes_of<N>::type                             N bytes moved as one access
-//   TILE_GPU_ATOMIC_MINMAX_I64                          1 where atomicMax/Min take long long
+//   port::atomic_max_i64, port::atomic_min_i64          on 64-bit signed integers
 //
 // The target's namespace (tile_cuda, tile_hip) then takes everything here with a using
 // directive, so that generated code spells tile_cuda::bf16 or tile_hip::bf16 alike.
@@ -340,8 +340,8 @@ template <class T, class V> __device__ void atomic_add(T *p, V v) {
 template <class T, class V> __device__ void atomic_max(T *p, V v) {
   if constexpr (same<T, int32_t>::value || same<T, uint32_t>::value || same<T, unsigned long long>::value)
     atomicMax(p, T(v));
-  else if constexpr (same<T, int64_t>::value && TILE_GPU_ATOMIC_MINMAX_I64)
-    atomicMax(reinterpret_cast<long long *>(p), (long long)v);
+  else if constexpr (same<T, int64_t>::value)
+    port::atomic_max_i64(reinterpret_cast<long long *>(p), (long long)v);
   else
     detail::atomic_combine(p, v, [](auto a, auto b) { return max(a, b); });
 }
@@ -349,8 +349,8 @@ template <class T, class V> __device__ void atomic_max(T *p, V v) {
 template <class T, class V> __device__ void atomic_min(T *p, V v) {
   if constexpr (same<T, int32_t>::value || same<T, uint32_t>::value || same<T, unsigned long long>::value)
     atomicMin(p, T(v));
-  else if constexpr (same<T, int64_t>::value && TILE_GPU_ATOMIC_MINMAX_I64)
-    atomicMin(reinterpret_cast<long long *>(p), (long long)v);
+  else if constexpr (same<T, int64_t>::value)
+    port::atomic_min_i64(reinterpret_cast<long long *>(p), (long long)v);
   else
     detail::atomic_combine(p, v, [](auto a, auto b) { return min(a, b); });
 }

@@ -66,10 +66,12 @@ template <class T> __device__ __forceinline__ T shfl_xor(T v, int mask) {
   return __shfl_xor_sync(members, v, mask);
 }
 
+__device__ __forceinline__ void atomic_max_i64(long long *p, long long v) { atomicMax(p, v); }
+__device__ __forceinline__ void atomic_min_i64(long long *p, long long v) { atomicMin(p, v); }
+
 } // namespace port
 } // namespace tile_gpu
 
-#define TILE_GPU_ATOMIC_MINMAX_I64 1
 #include "tile_gpu.h"
 
 namespace tile_cuda {

@@ -4,11 +4,13 @@
 // RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=gpu %s 2>&1 | FileCheck %s --check-prefix=TARGET
 // TARGET: error: tile plugin: unknown target 'gpu' in targets=
 // RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-print-after=nonsense %s 2>&1 | FileCheck %s --check-prefix=PASS
-// PASS: error: tile plugin: unknown pass 'nonsense' in print-after=; the passes are: (cpu) frontend lower-tile-ops codegen (cuda) frontend infer-layout warp-specialize lower-tile-ops lower-gemm lower-fragments bind-threads inject-pipeline insert-sync plan-shared-memory lower-thread-loops lower-vector-access roll-fallback-loops lower-mma codegen
+// PASS: error: tile plugin: unknown pass 'nonsense' in print-after=; the passes are: (cpu) frontend lower-tile-ops codegen (cuda, hip) frontend infer-layout warp-specialize lower-tile-ops lower-gemm lower-fragments bind-threads inject-pipeline insert-sync plan-shared-memory lower-thread-loops lower-vector-access roll-fallback-loops lower-mma codegen
 // RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm80 %s 2>&1 | FileCheck %s --check-prefix=ARCH
 // ARCH: error: tile plugin: unknown CUDA architecture 'sm80'; write it as sm_NN or sm_NNa (sm_90a, sm_80)
-// RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cpu,hip:gfx90a %s 2>&1 | FileCheck %s --check-prefix=HIP
-// HIP: error: tile plugin: the hip target is not available in this build of tile yet; use targets=cpu or targets=cpu,cuda
+// RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cpu,hip:gfx90 %s 2>&1 | FileCheck %s --check-prefix=HIP
+// HIP: error: tile plugin: unknown AMD GPU architecture 'gfx90'; write it as gfxNNN (gfx90a, gfx942)
+// RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=hip:gfx803 %s 2>&1 | FileCheck %s --check-prefix=HIPOLD
+// HIPOLD: error: tile plugin: AMD GPU architecture 'gfx803' is not one tile builds for; write gfx9NN, gfx10NN, gfx11NN or gfx12NN
 // RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-cache %s 2>&1 | FileCheck %s --check-prefix=VALUE
 // VALUE: error: tile plugin: option 'cache' needs a value: -fplugin-arg-tile-cache=VALUE
 // RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-gemm=tensor %s 2>&1 | FileCheck %s --check-prefix=GEMM

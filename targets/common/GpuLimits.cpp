@@ -1,4 +1,4 @@
-#include "targets/cuda/CudaLimits.h"
+#include "targets/common/GpuLimits.h"
 
 #include <algorithm>
 #include <map>
@@ -6,11 +6,11 @@
 #include "ir/Target.h"
 #include "ir/Visitor.h"
 
-namespace tile::cuda {
+namespace tile::targets {
 
-std::int64_t shared_memory_limit(const std::string &arch) {
+std::int64_t shared_memory_limit(const std::string &kind, const std::string &arch) {
   std::string problem;
-  auto t = ir::cuda_target(arch, problem);
+  auto t = ir::gpu_target(kind, arch, problem);
   return t ? t->max_shared_bytes : 48 * 1024;
 }
 
@@ -30,7 +30,8 @@ ThreadStorage thread_storage(const ir::Kernel &kernel) {
   return t;
 }
 
-std::vector<LimitProblem> check_limits(const std::vector<KernelBuild> &builds) {
+std::vector<LimitProblem> check_limits(const std::string &kind, const std::vector<KernelBuild> &builds,
+                                       bool other_target) {
   std::vector<LimitProblem> problems;
   if (builds.empty())
     return problems;
@@ -43,7 +44,7 @@ std::vector<LimitProblem> check_limits(const std::vector<KernelBuild> &builds) {
   ThreadStorage storage;
   for (const KernelBuild &b : builds) {
     for (const std::string &arch : b.archs) {
-      const std::int64_t limit = shared_memory_limit(arch);
+      const std::int64_t limit = shared_memory_limit(kind, arch);
       if (limit > largest) {
         largest = limit;
         largest_arch = arch;
@@ -64,7 +65,14 @@ std::vector<LimitProblem> check_limits(const std::vector<KernelBuild> &builds) {
     if (t.bytes > storage.bytes)
       storage = t;
   }
-  if (!fits_one)
+  if (!fits_one && other_target)
+    problems.push_back({name + " needs " + std::to_string(largest_needs) + " bytes of shared memory per block; " +
+                            largest_arch + " gives a block at most " + std::to_string(largest) +
+                            ": it will not launch on " + kind + " devices",
+                        "choose smaller tiles for them in host code (tile::device::architecture() names the "
+                        "device), or " + fewer,
+                        /*warning=*/true});
+  else if (!fits_one)
     problems.push_back({name + " needs " + std::to_string(largest_needs) + " bytes of shared memory per block; " +
                             largest_arch + " gives a block at most " + std::to_string(largest),
                         fewer});
@@ -72,7 +80,7 @@ std::vector<LimitProblem> check_limits(const std::vector<KernelBuild> &builds) {
     problems.push_back({name + " needs " + std::to_string(too_small_needs) +
                             " bytes of shared memory per block, more than a block may have on " + too_small +
                             ": it will not launch there",
-                        "build for the other architectures only (-fplugin-arg-tile-targets=cuda:" + fitting_arch +
+                        "build for the other architectures only (-fplugin-arg-tile-targets=" + kind + ":" + fitting_arch +
                             "), or " + fewer,
                         /*warning=*/true});
   if (storage.bytes > thread_storage_limit)
@@ -85,4 +93,4 @@ std::vector<LimitProblem> check_limits(const std::vector<KernelBuild> &builds) {
   return problems;
 }
 
-} // namespace tile::cuda
+} // namespace tile::targets

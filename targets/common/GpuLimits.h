@@ -1,5 +1,5 @@
-// What a CUDA block can hold, per architecture, and the check of a lowered kernel against
-// it: a kernel that needs more shared memory than its architectures give a block, or more
+// What a GPU block can hold, per architecture (CUDA and HIP), and the check of a lowered
+// kernel against it: a kernel that needs more shared memory than its architectures give a block, or more
 // per-thread storage than can be compiled well, is an error at the kernel, not a launch
 // failure (or a device compiler that never finishes) later.
 #pragma once
@@ -10,10 +10,11 @@
 
 #include "ir/IR.h"
 
-namespace tile::cuda {
+namespace tile::targets {
 
-/// Dynamic shared memory a block of `arch` ("sm_90a") may use, in bytes.
-std::int64_t shared_memory_limit(const std::string &arch);
+/// Dynamic shared memory a block of `arch` ("sm_90a", "gfx90a") of target `kind` ("cuda",
+/// "hip") may use, in bytes.
+std::int64_t shared_memory_limit(const std::string &kind, const std::string &arch);
 
 /// Per-thread storage (fragments in registers and local buffers) beyond which a kernel is
 /// refused: a thread has 255 registers; past a few KiB its arrays live in local memory, and
@@ -42,9 +43,12 @@ struct KernelBuild {
   std::vector<std::string> archs;
 };
 
-/// What a kernel (lowered by the CUDA pipeline once per architecture class, `builds`) needs
-/// beyond what a block can have: an error when no architecture can run it, a warning naming
-/// those that cannot when others can.
-std::vector<LimitProblem> check_limits(const std::vector<KernelBuild> &builds);
+/// What a kernel (lowered by the `kind` pipeline once per architecture class, `builds`)
+/// needs beyond what a block can have: an error when no architecture can run it, a warning
+/// naming those that cannot when others can.
+/// `other_target`: the build has another GPU target that runs the kernel (CUDA, for HIP's
+/// 64 KiB of LDS): a kernel no architecture of `kind` can run is a warning then.
+std::vector<LimitProblem> check_limits(const std::string &kind, const std::vector<KernelBuild> &builds,
+                                       bool other_target = false);
 
-} // namespace tile::cuda
+} // namespace tile::targets

@@ -1,0 +1,122 @@
+// tile's HIP device library: what generated HIP code includes. Self-contained (HIP's own
+// headers only). The part the GPU targets share is tile_gpu.h (targets/common/include), for
+// which this header defines the HIP port first; then the instructions only AMD GPUs have
+// (MFMA). Generated code spells element types tile_hip::bf16 and so on, calls the math and
+// atomic functions of tile_gpu.h, and gets its block's indices from block_index().
+#pragma once
+
+#include <hip/hip_runtime.h>
+#include <stdint.h>
+
+namespace tile_gpu {
+
+/// bfloat16 as its bits: HIP 5.2 has no bf16 type of its own that device code can compute
+/// with, and tile converts every value to float (or double) before it computes. The
+/// conversions from and to float (round to nearest even) serve the casts generated code
+/// writes for constants.
+struct bf16 {
+  uint16_t bits;
+  bf16() = default;
+  __device__ explicit bf16(float f);
+  __device__ explicit operator float() const;
+};
+using f16 = _Float16;
+
+namespace port {
+
+template <int N> struct bytes_of;
+template <> struct bytes_of<16> { using type = unsigned __attribute__((ext_vector_type(4))); };
+template <> struct bytes_of<8> { using type = unsigned __attribute__((ext_vector_type(2))); };
+template <> struct bytes_of<4> { using type = unsigned; };
+template <> struct bytes_of<2> { using type = unsigned short; };
+
+__host__ __device__ __forceinline__ uint32_t float_bits(float f) { return __builtin_bit_cast(uint32_t, f); }
+__host__ __device__ __forceinline__ float bits_float(uint32_t u) { return __builtin_bit_cast(float, u); }
+
+__device__ __forceinline__ float to_float(bf16 v) { return bits_float(uint32_t(v.bits) << 16); }
+__device__ __forceinline__ float to_float(f16 v) { return float(v); }
+/// Round to nearest even; a NaN stays a (quiet) NaN.
+__device__ __forceinline__ bf16 to_bf16(float v) {
+  const uint32_t u = float_bits(v);
+  bf16 b;
+  b.bits = (u & 0x7fffffffu) > 0x7f800000u ? uint16_t((u >> 16) | 0x40u) : uint16_t((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+  return b;
+}
+/// One correct rounding from double: to float rounding to odd (toward zero, the last bit
+/// set where that lost anything), whose extra bits make the rounding to bf16 exact.
+__device__ __forceinline__ bf16 to_bf16(double v) {
+  float f = float(v);
+  if (double(f) != v && f == f) { // inexact (a NaN is neither)
+    uint32_t u = float_bits(f);
+    if (__builtin_fabs(double(f)) > __builtin_fabs(v)) // rounded away from zero (an overflow too)
+      u -= 1;
+    f = bits_float(u | 1u);
+  }
+  return to_bf16(f);
+}
+__device__ __forceinline__ f16 to_f16(float v) { return f16(v); }
+__device__ __forceinline__ f16 to_f16(double v) { return f16(v); }
+
+__device__ __forceinline__ float exp2(float x) { return ::exp2f(x); }
+
+/// A wavefront's lanes exchange through ds_bpermute (or DPP where the compiler sees a
+/// pattern); the lanes of a last, partial wavefront exchange among themselves.
+template <class T> __device__ __forceinline__ T shfl_xor(T v, int mask) { return __shfl_xor(v, mask, warpSize); }
+
+/// HIP has no atomicMax / atomicMin of long long: a compare-and-swap loop.
+template <bool Max> __device__ void atomic_minmax_i64(long long *p, long long v) {
+  unsigned long long *a = reinterpret_cast<unsigned long long *>(p);
+  unsigned long long old = *a, assumed;
+  do {
+    assumed = old;
+    const long long cur = (long long)assumed;
+    if (Max ? !(cur < v) : !(v < cur))
+      return;
+    old = atomicCAS(a, assumed, (unsigned long long)v);
+  } while (assumed != old);
+}
+__device__ __forceinline__ void atomic_max_i64(long long *p, long long v) { atomic_minmax_i64<true>(p, v); }
+__device__ __forceinline__ void atomic_min_i64(long long *p, long long v) { atomic_minmax_i64<false>(p, v); }
+
+} // namespace port
+
+__device__ __forceinline__ bf16::bf16(float f) : bits(port::to_bf16(f).bits) {}
+__device__ __forceinline__ bf16::operator float() const { return port::to_float(*this); }
+
+} // namespace tile_gpu
+
+#include "tile_gpu.h"
+
+namespace tile_hip {
+
+using namespace tile_gpu;
+
+// ---------------------------------------------------------------------------------------
+// Matrix cores (gfx90a, gfx94x): the instructions lower-mma's nodes print as. Which
+// registers and addresses each lane passes is decided in the IR (lib/transforms/LowerMma).
+// ---------------------------------------------------------------------------------------
+
+/// v_mfma_f32_16x16x16 (bf16_1k or f16) with f32 accumulators d0..d3 of a 16 x 16 tile:
+/// the lane's four elements of A (a0: the first two, low half first) and of B.
+template <class T>
+__device__ __forceinline__ void mfma_16x16x16(float &d0, float &d1, float &d2, float &d3, unsigned a0, unsigned a1,
+                                              unsigned b0, unsigned b1) {
+  typedef float f32x4 __attribute__((ext_vector_type(4)));
+  typedef unsigned u32x2 __attribute__((ext_vector_type(2)));
+  const u32x2 a = {a0, a1}, b = {b0, b1};
+  f32x4 d = {d0, d1, d2, d3};
+  if constexpr (same<T, bf16>::value) {
+    typedef short bf16x4 __attribute__((ext_vector_type(4)));
+    d = __builtin_amdgcn_mfma_f32_16x16x16bf16_1k(__builtin_bit_cast(bf16x4, a), __builtin_bit_cast(bf16x4, b), d, 0, 0,
+                                                  0);
+  } else {
+    typedef _Float16 f16x4 __attribute__((ext_vector_type(4)));
+    d = __builtin_amdgcn_mfma_f32_16x16x16f16(__builtin_bit_cast(f16x4, a), __builtin_bit_cast(f16x4, b), d, 0, 0, 0);
+  }
+  d0 = d[0];
+  d1 = d[1];
+  d2 = d[2];
+  d3 = d[3];
+}
+
+} // namespace tile_hip
