@@ -91,8 +91,8 @@ std::optional<Target> cuda_target(const std::string &arch, std::string &problem)
 std::optional<Target> hip_target(const std::string &arch, std::string &problem) {
   std::string rest = arch.rfind("gfx", 0) == 0 ? arch.substr(3) : "";
   auto hex = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || (c >= 'a' && c <= 'f'); };
-  // gfxN.. with N the major version (9, 10, 11, 12), then two hexadecimal digits.
-  const size_t major_digits = rest.size() >= 2 && rest[0] == '9' ? 1 : 2;
+  // gfxN.. with N the major version (8, 9, 10, 11, 12), then two hexadecimal digits.
+  const size_t major_digits = !rest.empty() && rest[0] == '1' ? 2 : 1;
   if (rest.size() != major_digits + 2 || !std::all_of(rest.begin(), rest.end(), hex) ||
       !std::all_of(rest.begin(), rest.begin() + major_digits, [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
     problem = "unknown AMD GPU architecture '" + arch + "'; write it as gfxNNN (gfx90a, gfx942)";

@@ -1,4 +1,4 @@
-// The interface every device backend implements (CPU and CUDA now; HIP later).
+// The interface every device backend implements (CPU, CUDA, HIP).
 #pragma once
 
 #include <cstddef>
@@ -68,5 +68,20 @@ public:
   /// Waits for all work launched on the device.
   virtual void synchronize() = 0;
 };
+
+/// GPU kernels compute a tensor's per-dimension indices in 32 bits (the compiler's
+/// IndexWidth::Narrow, for speed): a dimension too long for that is refused at launch, on
+/// `target` ("CUDA"). The margin keeps the corners of tiles past a tensor's end, bx * BM,
+/// from wrapping too.
+inline void check_narrow_extents(const rt::kernel_arg *args, int nargs, const char *target) {
+  constexpr std::int64_t max_extent = (std::int64_t(1) << 31) - (std::int64_t(1) << 24);
+  for (int i = 0; i < nargs; ++i)
+    for (int dim = 0; args[i].kind == rt::kernel_arg::tensor_arg && dim < args[i].rank; ++dim)
+      if (args[i].sizes[dim] > max_extent)
+        throw tile::error("argument " + std::to_string(i + 1) + " has " + std::to_string(args[i].sizes[dim]) +
+                          " elements in dimension " + std::to_string(dim) + "; on " + target +
+                          " a tensor dimension holds at most " + std::to_string(max_extent) +
+                          " (view the data with more dimensions)");
+}
 
 } // namespace tile::runtime

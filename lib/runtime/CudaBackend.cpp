@@ -181,16 +181,7 @@ public:
     if (c.shared_bytes > max_shared_)
       throw tile::error("a block needs " + std::to_string(c.shared_bytes) + " bytes of shared memory; this GPU has " +
                         std::to_string(max_shared_) + " per block; use smaller tiles");
-    // CUDA kernels compute a tensor's per-dimension indices in 32 bits (the compiler's
-    // IndexWidth::Narrow, for speed): a dimension too long for that is refused here. The
-    // margin keeps the corners of tiles past a tensor's end, bx * BM, from wrapping too.
-    constexpr std::int64_t max_extent = (std::int64_t(1) << 31) - (std::int64_t(1) << 24);
-    for (int i = 0; i < nargs; ++i)
-      for (int dim = 0; args[i].kind == rt::kernel_arg::tensor_arg && dim < args[i].rank; ++dim)
-        if (args[i].sizes[dim] > max_extent)
-          throw tile::error("argument " + std::to_string(i + 1) + " has " + std::to_string(args[i].sizes[dim]) +
-                            " elements in dimension " + std::to_string(dim) + "; on CUDA a tensor dimension holds at most " +
-                            std::to_string(max_extent) + " (view the data with more dimensions)");
+    check_narrow_extents(args, nargs, "CUDA");
     CUfunction f = static_cast<CUfunction>(fn);
     if (c.shared_bytes > 48 * 1024) {
       // Past 48 KB a kernel must ask for its dynamic shared memory, once per function.

@@ -6,6 +6,7 @@
 
 #include "runtime/CpuBackend.h"
 #include "runtime/CudaBackend.h"
+#include "runtime/HipBackend.h"
 
 namespace tile::runtime {
 
@@ -25,8 +26,10 @@ std::string unavailable_backend(tile::backend b) {
     std::string why;
     return cuda_device_count(why) > 0 ? "" : why;
   }
-  case tile::backend::hip:
-    return "no HIP backend is available in this build";
+  case tile::backend::hip: {
+    std::string why;
+    return hip_device_count(why) > 0 ? "" : why;
+  }
   }
   return "unknown backend";
 }
@@ -36,7 +39,7 @@ int device_count(tile::backend b) {
   if (!unavailable_backend(b).empty())
     return 0;
   std::string why;
-  return b == tile::backend::cpu ? 1 : b == tile::backend::cuda ? cuda_device_count(why) : 0;
+  return b == tile::backend::cpu ? 1 : b == tile::backend::cuda ? cuda_device_count(why) : hip_device_count(why);
 }
 
 const char *backend_label(tile::backend b) {
@@ -113,8 +116,8 @@ Backend &backend_for(const tile::device &d) {
     return cpu_backend();
   case tile::backend::cuda:
     return cuda_backend(d.index);
-  case tile::backend::hip: // unavailable_reason rejected it: no HIP backend yet
-    break;
+  case tile::backend::hip:
+    return hip_backend(d.index);
   }
   throw tile::error(d.name() + ": no backend drives this device");
 }

@@ -1,0 +1,113 @@
+// The HIP backend's error paths, on a machine without an AMD GPU: a runtime library that is
+// missing or lacks a function, one that sees no device, and images it must refuse, through
+// a fake libamdhip64 (FakeHipRuntime.cpp); and the offload bundle reader.
+#include <cstdint>
+#include <cstdlib>
+#include <gtest/gtest.h>
+#include <string>
+
+#include "runtime/HipBackend.h"
+
+using namespace tile::runtime;
+
+namespace {
+
+/// An offload bundle with one entry per id (and a host entry), each holding `body`.
+std::string bundle(const std::vector<std::string> &ids, const std::string &body = "code") {
+  std::vector<std::string> all = {"host-x86_64-unknown-linux--"};
+  all.insert(all.end(), ids.begin(), ids.end());
+  std::string header = "__CLANG_OFFLOAD_BUNDLE__";
+  auto u64 = [](std::string &s, std::uint64_t v) { s.append(reinterpret_cast<const char *>(&v), 8); };
+  std::size_t size = header.size() + 8;
+  for (auto &id : all)
+    size += 24 + id.size();
+  u64(header, all.size());
+  for (size_t i = 0; i < all.size(); ++i) {
+    u64(header, size + i * body.size());
+    u64(header, body.size());
+    u64(header, all[i].size());
+    header += all[i];
+  }
+  for (size_t i = 0; i < all.size(); ++i)
+    header += body;
+  return header;
+}
+
+std::string error_of(const std::function<void()> &f) {
+  try {
+    f();
+  } catch (const tile::error &e) {
+    return e.what();
+  }
+  return "";
+}
+
+} // namespace
+
+TEST(RuntimeHip, ReadsTheArchitecturesOfAnOffloadBundle) {
+  std::string problem;
+  const std::string b = bundle({"hipv4-amdgcn-amd-amdhsa--gfx90a", "hipv4-amdgcn-amd-amdhsa--gfx942:xnack-"});
+  EXPECT_EQ(hip_image_archs(b.data(), b.size(), problem), (std::vector<std::string>{"gfx90a", "gfx942"}));
+  EXPECT_EQ(problem, "");
+  const std::string elf = "\x7f" "ELF and more";
+  EXPECT_TRUE(hip_image_archs(elf.data(), elf.size(), problem).empty());
+  EXPECT_NE(problem.find("does not start with __CLANG_OFFLOAD_BUNDLE__"), std::string::npos) << problem;
+  // Cut short anywhere in its header: refused, never read past the end (the entries' code
+  // runs past the end too, which the reader checks before it reads an id).
+  const std::size_t header = b.size() - 3 * 4;
+  for (std::size_t n = 0; n < header; ++n) {
+    problem.clear();
+    EXPECT_TRUE(hip_image_archs(b.data(), n, problem).empty()) << n;
+    EXPECT_FALSE(problem.empty()) << n;
+  }
+}
+
+#ifdef TILE_FAKE_HIP
+TEST(RuntimeHip, AMissingLibraryIsAReason) {
+  std::string why;
+  EXPECT_EQ(load_hip_runtime("/nonexistent/libamdhip64.so", why), nullptr);
+  EXPECT_NE(why.find("no HIP runtime: /nonexistent/libamdhip64.so could not be loaded"), std::string::npos) << why;
+  why.clear();
+  EXPECT_EQ(load_hip_runtime(TILE_TEST_IMAGE, why), nullptr); // a library without HIP's functions
+  EXPECT_NE(why.find("has no hipInit"), std::string::npos) << why;
+}
+
+TEST(RuntimeHip, NoDeviceIsAReason) {
+  setenv("FAKE_HIP_INIT_FAILS", "1", 1);
+  std::string why;
+  auto rt = load_hip_runtime(TILE_FAKE_HIP, why);
+  unsetenv("FAKE_HIP_INIT_FAILS");
+  ASSERT_NE(rt, nullptr) << why;
+  EXPECT_EQ(hip_runtime_device_count(*rt, why), 0);
+  EXPECT_EQ(why, "the HIP runtime found no usable AMD GPU (hipInit: hipErrorInvalidDevice)");
+  setenv("FAKE_HIP_DEVICES", "0", 1);
+  rt = load_hip_runtime(TILE_FAKE_HIP, why);
+  ASSERT_NE(rt, nullptr) << why;
+  EXPECT_EQ(hip_runtime_device_count(*rt, why), 0);
+  EXPECT_EQ(why, "the HIP runtime sees no AMD GPU");
+}
+
+TEST(RuntimeHip, RefusesImagesItCannotRun) {
+  setenv("FAKE_HIP_DEVICES", "1", 1);
+  std::string why;
+  auto rt = load_hip_runtime(TILE_FAKE_HIP, why);
+  ASSERT_NE(rt, nullptr) << why;
+  ASSERT_EQ(hip_runtime_device_count(*rt, why), 1);
+  auto backend = make_hip_backend(rt, 0);
+  EXPECT_EQ(backend->arch(), "gfx90a");
+  EXPECT_STREQ(backend->target(), "hip");
+  EXPECT_EQ(backend->max_shared_bytes(), 65536);
+  static const std::string garbage = "not an image";
+  EXPECT_EQ(error_of([&] { backend->load_module(garbage.data(), garbage.size()); }),
+            "the image is not a HIP code object bundle: it does not start with __CLANG_OFFLOAD_BUNDLE__");
+  static const std::string other = bundle({"hipv4-amdgcn-amd-amdhsa--gfx942"});
+  EXPECT_EQ(error_of([&] { backend->load_module(other.data(), other.size()); }),
+            "the image has code for gfx942, not for this gfx90a (build with -fplugin-arg-tile-targets=hip:gfx90a)");
+  // The runtime's own refusal, with its name for it.
+  static const std::string ours = bundle({"hipv4-amdgcn-amd-amdhsa--gfx90a"});
+  EXPECT_EQ(error_of([&] { backend->load_module(ours.data(), ours.size()); }),
+            "hipModuleLoadData failed: hipErrorInvalidImage (fake HIP runtime)");
+  EXPECT_EQ(error_of([&] { backend->allocate(64); }), "out of memory allocating 64 bytes");
+  unsetenv("FAKE_HIP_DEVICES");
+}
+#endif
