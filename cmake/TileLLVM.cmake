@@ -10,3 +10,8 @@ find_program(TILE_CLANGXX NAMES clang++ HINTS ${LLVM_TOOLS_BINARY_DIR} NO_DEFAUL
 find_program(TILE_FILECHECK NAMES FileCheck HINTS ${LLVM_TOOLS_BINARY_DIR} NO_DEFAULT_PATH)
 find_program(TILE_LIT NAMES lit.py lit HINTS ${LLVM_INSTALL_PREFIX}/build/utils/lit ${LLVM_TOOLS_BINARY_DIR} NO_DEFAULT_PATH)
 find_program(TILE_NVCC NAMES nvcc HINTS /usr/local/cuda/bin)
+# The HIP target's tests: hipcc, and what unbundles and disassembles its code objects.
+find_program(TILE_HIPCC NAMES hipcc HINTS $ENV{ROCM_PATH}/bin /opt/rocm/bin)
+find_program(TILE_OFFLOAD_BUNDLER NAMES clang-offload-bundler clang-offload-bundler-19 clang-offload-bundler-15
+             HINTS ${LLVM_TOOLS_BINARY_DIR})
+find_program(TILE_LLVM_OBJDUMP NAMES llvm-objdump HINTS ${LLVM_TOOLS_BINARY_DIR} NO_DEFAULT_PATH)

@@ -51,3 +51,9 @@ config.substitutions.append(("%tile-bin", config.tile_binary_dir))
 if config.nvcc and os.path.exists(config.nvcc):
     config.available_features.add("nvcc")
     config.substitutions.append(("%nvcc", config.nvcc))
+# The HIP target's code objects: compiled by hipcc, unbundled and disassembled with LLVM's tools.
+if all(p and os.path.exists(p) for p in (config.hipcc, config.offload_bundler, config.llvm_objdump)):
+    config.available_features.add("hipcc")
+    config.substitutions.append(("%hipcc", config.hipcc))
+    config.substitutions.append(("%offload-bundler", config.offload_bundler))
+    config.substitutions.append(("%llvm-objdump", config.llvm_objdump))

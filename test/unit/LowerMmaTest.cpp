@@ -43,14 +43,14 @@ std::map<std::pair<int, std::int64_t>, std::vector<std::int64_t>> places(const F
   return m;
 }
 
-/// One warp running lowered IR in lockstep. A 32-bit register is a pair of 16-bit values
-/// (low, high) or, in an f32 buffer, one value (low).
+/// One warp (or a 64-lane wavefront) running lowered IR in lockstep. A 32-bit register is a
+/// pair of 16-bit values (low, high) or, in an f32 buffer, one value (low).
 class Warp {
 public:
   using Reg = std::pair<double, double>;
-  Warp(int warp_index) : warp_(warp_index) {}
+  Warp(int warp_index, int lanes = 32) : warp_(warp_index), lanes_(lanes) {}
   std::map<const BufferNode *, std::vector<double>> shared;         // by storage offset
-  std::map<const BufferNode *, std::array<std::vector<Reg>, 32>> local; // per lane
+  std::map<const BufferNode *, std::vector<std::vector<Reg>>> local; // per lane
   Var tid;
 
   void run(const Stmt &s) {
@@ -61,8 +61,7 @@ public:
         run(x);
     } else if (auto n = s->as<DeclBufferNode>()) {
       if (!local.count(n->buffer.get()))
-        for (auto &lane : local[n->buffer.get()])
-          lane.assign(n->buffer->num_elements(), {NAN, NAN});
+        local[n->buffer.get()].assign(lanes_, std::vector<Reg>(n->buffer->num_elements(), {NAN, NAN}));
     } else if (auto n = s->as<ForNode>()) {
       ASSERT_EQ(n->for_kind, ForKind::Slots);
       const std::int64_t b = folded(n->begin), e = folded(n->extent);
@@ -73,14 +72,16 @@ public:
       env_.erase(n->var.get());
     } else if (auto n = s->as<IfNode>()) {
       const std::int64_t c = eval(n->cond, 0);
-      for (int l = 1; l < 32; ++l)
+      for (int l = 1; l < lanes_; ++l)
         ASSERT_EQ(eval(n->cond, l), c) << "a divergent condition";
       run(c ? n->then_case : n->else_case);
     } else if (auto n = s->as<StoreNode>()) {
       auto f = n->value->as<FloatImmNode>();
       ASSERT_TRUE(f && n->buffer->scope == Scope::Local);
-      for (int l = 0; l < 32; ++l)
+      for (int l = 0; l < lanes_; ++l)
         at(n->buffer.get(), l, eval(n->indices[0], l)).first = f->value;
+    } else if (auto n = s->as<VectorMoveNode>()) {
+      vector_move(n);
     } else if (auto n = s->as<MatrixLoadNode>()) {
       matrix_load(n);
     } else if (auto n = s->as<MmaNode>()) {
@@ -99,15 +100,62 @@ public:
 
   std::int64_t eval(const Expr &e, int lane) {
     Substituter s;
-    s.vars[tid.get()] = int_imm(warp_ * 32 + lane);
+    s.vars[tid.get()] = int_imm(warp_ * lanes_ + lane);
     for (auto &[v, x] : env_)
       s.vars[v] = int_imm(x);
     return folded(s.mutate(e));
   }
 
 private:
-  int warp_;
+  int warp_, lanes_;
   std::map<const VarNode *, std::int64_t> env_;
+
+  /// A vector move from shared memory into a lane's registers: its elements one by one, the
+  /// addresses multiples of the chunk.
+  void vector_move(const VectorMoveNode *n) {
+    ASSERT_TRUE(n->src->scope == Scope::Shared && n->dst->scope == Scope::Local && !n->async);
+    const int elements = n->bytes / bytes(n->src->dtype), chunk = n->chunk / bytes(n->src->dtype);
+    auto &mem = shared.at(n->src.get());
+    for (int l = 0; l < lanes_; ++l) {
+      const std::int64_t from = eval(n->src_offset, l), to = eval(n->dst_offset, l);
+      ASSERT_TRUE(from >= 0 && from + elements <= std::int64_t(mem.size())) << "lane " << l << " reads at " << from;
+      ASSERT_EQ(from % chunk, 0) << "lane " << l << ": a misaligned read at " << from;
+      ASSERT_EQ(to % chunk, 0) << "lane " << l << ": a misaligned write at " << to;
+      for (int e = 0; e < elements; ++e)
+        at(n->dst.get(), l, to + e).first = mem[from + e];
+    }
+  }
+
+  /// v_mfma_f32_16x16x16 (AMD's CDNA3 ISA, the dense matrix layouts): lane l holds A's
+  /// (l % 16, 4 (l / 16) + j) and B's (4 (l / 16) + j, l % 16) for j = 0..3, two to a
+  /// register; and C's (4 (l / 16) + i, l % 16) in register i.
+  void mfma(const MmaNode *n) {
+    ASSERT_EQ(lanes_, 64);
+    ASSERT_EQ(n->a_regs.size(), 2u);
+    ASSERT_EQ(n->b_regs.size(), 2u);
+    ASSERT_EQ(n->c_regs.size(), 4u);
+    double A[16][16], B[16][16], C[16][16];
+    for (int l = 0; l < 64; ++l) {
+      const int q = l / 16, r = l % 16;
+      for (int i = 0; i < 2; ++i) {
+        Reg a = operand(n->a, n->a_regs[i], l), b = operand(n->b, n->b_regs[i], l);
+        A[r][4 * q + 2 * i] = a.first;
+        A[r][4 * q + 2 * i + 1] = a.second;
+        B[4 * q + 2 * i][r] = b.first;
+        B[4 * q + 2 * i + 1][r] = b.second;
+      }
+      for (int i = 0; i < 4; ++i)
+        C[4 * q + i][r] = at(n->c.get(), l, eval(n->c_regs[i], l)).first;
+    }
+    for (int l = 0; l < 64; ++l)
+      for (int i = 0; i < 4; ++i) {
+        const int row = 4 * (l / 16) + i, col = l % 16;
+        double sum = C[row][col];
+        for (int k = 0; k < 16; ++k)
+          sum += A[row][k] * B[k][col];
+        at(n->c.get(), l, eval(n->c_regs[i], l)).first = sum;
+      }
+  }
 
   /// ldmatrix (PTX ISA): lane l gives the address of row l % 8 of matrix l / 8 and receives
   /// of matrix i the elements (l / 4, 2 (l % 4) + {0, 1}), transposed (2 (l % 4) + {0, 1}, l / 4).
@@ -140,6 +188,8 @@ private:
   /// (g, 2t), (g + 8, 2t), (g, 2t + 8), (g + 8, 2t + 8) and the next columns; B's (k = 2t,
   /// n = g), (2t + 8, g) and the next rows; C's (g, 2t), (g, 2t + 1), (g + 8, 2t), (g + 8, 2t + 1).
   void mma(const MmaNode *n) {
+    if (n->n == 16)
+      return mfma(n);
     ASSERT_EQ(n->m * 1000 + n->n * 100 + n->k, 16816);
     ASSERT_EQ(n->a_regs.size(), 4u);
     ASSERT_EQ(n->b_regs.size(), 2u);
@@ -218,13 +268,15 @@ struct Case {
   SharedLayout la{}, lb{}; // pitch 0: dense
   int stages = 1;          // > 1: the operands are stage 1 of multi-buffered tiles
   bool a_in_registers = false;
+  std::string arch = "sm_90a"; // gfx90a: MFMA on 64-lane wavefronts
 };
 
 void check(const Case &cs) {
   std::string problem;
-  const Target target = *cuda_target("sm_90a", problem);
+  const Target target = *gpu_target(cs.arch.rfind("gfx", 0) == 0 ? "hip" : "cuda", cs.arch, problem);
+  const int lanes = target.warp_size;
   std::mt19937 rng(unsigned(cs.M * 131 + cs.N * 17 + cs.K + cs.ta * 2 + cs.tb));
-  const int threads = 32 * cs.warps_m * cs.warps_n;
+  const int threads = lanes * cs.warps_m * cs.warps_n;
   Kernel k;
   k.display_name = "gemm_test";
   k.threads = threads;
@@ -257,34 +309,32 @@ void check(const Case &cs) {
   EXPECT_FALSE(gemm_left);
 
   const auto c_places = places(cf);
-  for (int w = 0; w < threads / 32; ++w) {
-    Warp warp(w);
+  for (int w = 0; w < threads / lanes; ++w) {
+    Warp warp(w, lanes);
     warp.tid = lowered.thread_index;
     warp.shared = mem;
-    for (auto &lane : warp.local[c.get()])
-      lane.assign(cf.slots(), {NAN, NAN});
+    warp.local[c.get()].assign(lanes, std::vector<Warp::Reg>(cf.slots(), {NAN, NAN}));
     if (p) {
       const auto p_places = places(pf);
-      for (auto &lane : warp.local[p.get()])
-        lane.assign(pf.slots(), {NAN, NAN});
+      warp.local[p.get()].assign(lanes, std::vector<Warp::Reg>(pf.slots(), {NAN, NAN}));
       for (auto &[where, idx] : p_places)
-        if (where.first / 32 == w)
-          warp.local[p.get()][where.first % 32][where.second].first = A[idx[0]][idx[1]];
+        if (where.first / lanes == w)
+          warp.local[p.get()][where.first % lanes][where.second].first = A[idx[0]][idx[1]];
     }
     for (auto &[where, idx] : c_places)
-      if (where.first / 32 == w)
-        warp.local[c.get()][where.first % 32][where.second].first = C0[idx[0]][idx[1]];
+      if (where.first / lanes == w)
+        warp.local[c.get()][where.first % lanes][where.second].first = C0[idx[0]][idx[1]];
     warp.run(lowered.body);
     if (::testing::Test::HasFatalFailure())
       return;
     int wrong = 0;
     for (auto &[where, idx] : c_places) {
-      if (where.first / 32 != w)
+      if (where.first / lanes != w)
         continue;
       double want = cs.clear ? 0 : C0[idx[0]][idx[1]];
       for (std::int64_t kk = 0; kk < cs.K; ++kk)
         want += A[idx[0]][kk] * B[kk][idx[1]];
-      const double got = warp.local[c.get()][where.first % 32][where.second].first;
+      const double got = warp.local[c.get()][where.first % lanes][where.second].first;
       if (got != want && wrong++ < 5)
         ADD_FAILURE() << "thread " << where.first << " slot " << where.second << " element (" << idx[0] << ", "
                       << idx[1] << "): " << got << ", want " << want;
@@ -329,6 +379,26 @@ TEST(LowerMma, FirstOperandInRegisters) {
 
 namespace tile::ir {
 namespace {
+
+// MFMA (gfx90a): the same gemms on 64-lane wavefronts, operands read from LDS by plain
+// loads (8 bytes of K at once where K is contiguous).
+TEST(LowerMma, MatrixCoreDense) {
+  check({.M = 64, .N = 64, .K = 32, .warps_m = 2, .warps_n = 2, .arch = "gfx90a"});
+}
+TEST(LowerMma, MatrixCoreTransposedAndCleared) {
+  check({.M = 32, .N = 64, .K = 48, .warps_m = 1, .warps_n = 2, .ta = true, .tb = true, .clear = true,
+         .arch = "gfx90a"});
+}
+TEST(LowerMma, MatrixCorePaddedStaged) {
+  check({.M = 128, .N = 128, .K = 32, .warps_m = 1, .warps_n = 2, .la = {36, 0}, .lb = {132, 0}, .stages = 3,
+         .arch = "gfx90a"});
+}
+TEST(LowerMma, MatrixCoreSwizzled) {
+  check({.M = 64, .N = 64, .K = 64, .warps_m = 2, .warps_n = 1, .la = {64, 128}, .lb = {64, 128}, .arch = "gfx90a"});
+}
+TEST(LowerMma, MatrixCoreOddPitch) { // rows 2 bytes apart from a multiple of 8: element by element
+  check({.M = 32, .N = 32, .K = 32, .warps_m = 1, .warps_n = 1, .la = {34, 0}, .lb = {34, 0}, .arch = "gfx90a"});
+}
 
 // wgmma (lower-mma's warpgroup path) against the instruction as targets/cuda/HOPPER-NOTES.md
 // gathers it: descriptors read in the hardware's 128-byte swizzle (the byte address's bits
