@@ -69,8 +69,8 @@ std::vector<LimitProblem> check_limits(const std::string &kind, const std::vecto
     problems.push_back({name + " needs " + std::to_string(largest_needs) + " bytes of shared memory per block; " +
                             largest_arch + " gives a block at most " + std::to_string(largest) +
                             ": it will not launch on " + kind + " devices",
-                        "choose smaller tiles for them in host code (tile::device::architecture() names the "
-                        "device), or " + fewer,
+                        "choose tiles that fit " + kind + " devices in host code "
+                        "(tile::current_device().architecture() names the device's architecture)",
                         /*warning=*/true});
   else if (!fits_one)
     problems.push_back({name + " needs " + std::to_string(largest_needs) + " bytes of shared memory per block; " +
