@@ -32,6 +32,39 @@ TEST(Target, CudaArchitectures) {
   EXPECT_FALSE(cuda_target("gfx90a", problem));
 }
 
+TEST(Target, HipArchitectures) {
+  std::string problem;
+  auto mi200 = hip_target("gfx90a", problem), mi300 = hip_target("gfx942", problem),
+       mi100 = hip_target("gfx908", problem), rdna = hip_target("gfx1100", problem);
+  ASSERT_TRUE(mi200 && mi300 && mi100 && rdna) << problem;
+  EXPECT_EQ(mi200->name(), "hip:gfx90a");
+  EXPECT_EQ(mi200->warp_size, 64);
+  EXPECT_EQ(rdna->warp_size, 32);
+  EXPECT_EQ(mi200->max_shared_bytes, 64 * 1024);
+  EXPECT_FALSE(mi200->async_copy || mi200->bulk_tensor_copy || mi200->warpgroup_mma);
+  ASSERT_TRUE(mi200->mma && mi300->mma);
+  EXPECT_FALSE(mi100->mma || rdna->mma); // no bf16_1k MFMA there: gemms on FMA
+  EXPECT_EQ(mi200->mma->instruction(ScalarType::BF16), "v_mfma_f32_16x16x16bf16_1k");
+  EXPECT_EQ(mi200->mma->instruction(ScalarType::F16), "v_mfma_f32_16x16x16f16");
+  EXPECT_FALSE(mi200->mma->a_from_accumulator);
+  EXPECT_EQ(mi200->mma->accumulator.lanes, 64);
+  EXPECT_EQ(mi200->mma->accumulator.registers(), 4);
+  // The CUDA instruction's name is as before.
+  EXPECT_EQ(cuda_target("sm_80", problem)->mma->instruction(ScalarType::BF16), "mma.sync.m16n8k16.bf16");
+  for (const char *bad : {"gfx90", "gfx9", "sm_90a", "gfx90aa", "gfxzzz", "gfx"}) {
+    problem.clear();
+    EXPECT_FALSE(hip_target(bad, problem)) << bad;
+    EXPECT_NE(problem.find("unknown AMD GPU architecture"), std::string::npos) << bad << ": " << problem;
+  }
+  EXPECT_FALSE(hip_target("gfx803", problem));
+  EXPECT_NE(problem.find("not one tile builds for"), std::string::npos) << problem;
+  // One source for gfx90a and gfx942 (the same lowering); gfx908 has a class of its own.
+  EXPECT_EQ(gpu_arch_classes("hip", {"gfx90a", "gfx908", "gfx942"}),
+            (std::vector<std::vector<std::string>>{{"gfx90a", "gfx942"}, {"gfx908"}}));
+  EXPECT_EQ(common_gpu_target("hip", {"gfx90a", "gfx942"}).name(), "hip:gfx90a+gfx942");
+  EXPECT_EQ(default_gpu_archs("hip"), (std::vector<std::string>{"gfx90a"}));
+}
+
 TEST(Target, CommonTargetIsWhatAllShare) {
   Target both = common_cuda_target({"sm_90a", "sm_80"});
   EXPECT_EQ(both.name(), "cuda:sm_90a+sm_80");
