@@ -251,12 +251,6 @@ void add_remarks(const std::string &target, const std::vector<std::string> &arch
   }
 }
 
-/// The generated source of a GPU target and each kernel's dynamic shared memory.
-struct GpuSource {
-  std::string text;
-  std::vector<std::int64_t> shared_bytes;
-};
-
 /// The GPU pipelines, `kind` "cuda" or "hip": the same passes, each reading the target's
 /// facts (warp size, tensor-core instruction, async copies, TMA); what differs is the
 /// codegen and the device compiler at the end.
@@ -279,7 +273,7 @@ void run_gpu(const std::string &kind, const std::vector<ir::Kernel> &frontend_ke
   struct Build {
     std::vector<std::string> archs;
     std::vector<ir::Kernel> kernels;
-    GpuSource source;
+    targets::GpuSource source;
   };
   std::vector<Build> builds;
   for (const std::vector<std::string> &cls : classes) {
@@ -342,14 +336,7 @@ void run_gpu(const std::string &kind, const std::vector<ir::Kernel> &frontend_ke
       shared_bytes.push_back(k.shared_bytes);
     if (opts.remarks)
       add_remarks(kind, cls, kernels, shared_bytes, result);
-    GpuSource source;
-    if (hip) {
-      hip::Source s = hip::emit_source(kernels, target);
-      source = {std::move(s.text), std::move(s.shared_bytes)};
-    } else {
-      cuda::Source s = cuda::emit_source(kernels, target);
-      source = {std::move(s.text), std::move(s.shared_bytes)};
-    }
+    targets::GpuSource source = hip ? hip::emit_source(kernels, target) : cuda::emit_source(kernels, target);
     if (listed(opts.print_after, "codegen"))
       dump_source(dump, "codegen", tag, source.text);
     builds.push_back({cls, std::move(kernels), std::move(source)});

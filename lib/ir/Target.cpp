@@ -137,31 +137,6 @@ std::optional<Target> gpu_target(const std::string &kind, const std::string &arc
   return kind == "hip" ? hip_target(arch, problem) : cuda_target(arch, problem);
 }
 
-Target common_gpu_target(const std::string &kind, const std::vector<std::string> &archs) {
-  if (kind != "hip")
-    return common_cuda_target(archs);
-  std::optional<Target> common;
-  for (const std::string &arch : archs) {
-    std::string problem;
-    auto t = hip_target(arch, problem);
-    if (!t)
-      continue;
-    if (!common) {
-      common = t;
-      continue;
-    }
-    common->arch += "+" + t->arch;
-    if (!t->mma)
-      common->mma.reset();
-    common->max_shared_bytes = std::min(common->max_shared_bytes, t->max_shared_bytes);
-  }
-  if (!common) {
-    std::string problem;
-    return *hip_target("gfx90a", problem);
-  }
-  return *common;
-}
-
 const std::vector<std::string> &default_gpu_archs(const std::string &kind) {
   static const std::vector<std::string> hip = {"gfx90a"};
   return kind == "hip" ? hip : default_cuda_archs();
@@ -178,11 +153,11 @@ std::vector<std::vector<std::string>> gpu_arch_classes(const std::string &kind, 
   });
 }
 
-Target common_cuda_target(const std::vector<std::string> &archs) {
+Target common_gpu_target(const std::string &kind, const std::vector<std::string> &archs) {
   std::optional<Target> common;
   for (const std::string &arch : archs) {
     std::string problem;
-    auto t = cuda_target(arch, problem);
+    auto t = gpu_target(kind, arch, problem);
     if (!t)
       continue;
     if (!common) {
@@ -202,10 +177,12 @@ Target common_cuda_target(const std::vector<std::string> &archs) {
   }
   if (!common) {
     std::string problem;
-    return *cuda_target("sm_80", problem);
+    return *gpu_target(kind, kind == "hip" ? "gfx90a" : "sm_80", problem);
   }
   return *common;
 }
+
+Target common_cuda_target(const std::vector<std::string> &archs) { return common_gpu_target("cuda", archs); }
 
 const std::vector<std::string> &default_cuda_archs() {
   static const std::vector<std::string> archs = {"sm_90a", "sm_80"};

@@ -19,6 +19,12 @@
 
 namespace tile::targets {
 
+/// The generated source of a GPU image and each kernel's dynamic shared memory, in order.
+struct GpuSource {
+  std::string text;
+  std::vector<std::int64_t> shared_bytes;
+};
+
 class GpuEmitter : public CEmitter {
 public:
   /// `symbol`: the kernel's entry name; `shared_alignment`: the target's alignment of the
@@ -80,5 +86,25 @@ private:
   /// Local buffers that vector moves read or write, and the alignment they need.
   std::map<const ir::BufferNode *, int> vector_aligned_;
 };
+
+/// The source of one image: `preamble` (a comment and the device library's include), then
+/// each kernel as `Emitter` (a GpuEmitter made from the kernel, a stream and the shared
+/// alignment) prints it.
+template <class Emitter>
+GpuSource emit_gpu_source(const std::vector<ir::Kernel> &kernels, const std::string &preamble,
+                          std::int64_t shared_alignment) {
+  GpuSource src;
+  std::ostringstream os;
+  os << preamble;
+  for (const ir::Kernel &k : kernels) {
+    os << "\n";
+    std::ostringstream body;
+    Emitter e(k, body, shared_alignment);
+    e.run();
+    src.shared_bytes.push_back(e.finish(os, body.str()));
+  }
+  src.text = os.str();
+  return src;
+}
 
 } // namespace tile::targets

@@ -21,6 +21,7 @@
 
 #include "ir/IR.h"
 #include "ir/Target.h"
+#include "targets/common/GpuEmitter.h"
 
 namespace tile::cuda {
 
@@ -28,11 +29,7 @@ namespace tile::cuda {
 /// hash of the key.
 std::string kernel_symbol(const ir::Kernel &kernel);
 
-struct Source {
-  std::string text;
-  /// Per kernel, in order: the dynamic shared memory it needs, in bytes.
-  std::vector<std::int64_t> shared_bytes;
-};
+using Source = targets::GpuSource;
 
 /// The CUDA source of one image holding `kernels`.
 Source emit_source(const std::vector<ir::Kernel> &kernels, const ir::Target &target);
