@@ -37,6 +37,16 @@ void launch(const T::array<T::bf16, 4> &q, const T::array<T::bf16, 4> &k, const 
   // -fplugin-arg-tile-gemm=mma (test/gpu's example-flash_attention-mma), or on other GPUs,
   // mma.sync: 4 warps of 32 query rows (each K and V fragment read from shared memory
   // serves two row atoms), key blocks of 96 for head_dim 64 and of 64 for head_dim 128.
+  // AMD GPUs (64 KiB of LDS a block, 64-wide wavefronts): one stage, four wavefronts of
+  // 32 query rows for head_dim 64 and of 16 for head_dim 128 (compiled for gfx90a, not yet
+  // run on one).
+  if (T::current_device().backend == T::backend::hip) {
+    if constexpr (D == 64)
+      flash::flash_attention<D, CAUSAL, 128, 64, 256, 1>(q, k, v, o, scale);
+    else
+      flash::flash_attention<D, CAUSAL, 64, 64, 256, 1>(q, k, v, o, scale);
+    return;
+  }
 #ifndef FLASH_ATTENTION_MMA
   if (T::current_device().architecture() == "sm_90") {
     flash::flash_attention<D, CAUSAL, 128, 128, 256, 2>(q, k, v, o, scale);

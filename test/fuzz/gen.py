@@ -1475,6 +1475,9 @@ class Gen:
         ot = self.pick(['bf16', 'f16', 'f32'], [40, 30, 30])
         if wg:
             ta, ot = False, self.pick(['bf16', 'f16'])
+        elif self.over.get('mfma'):
+            # over['mfma']: 16-bit operands, which AMD's matrix cores take (fuzz-hip-mfma-build).
+            ot = self.pick(['bf16', 'f16'])
         a_dims = ('k', 'm') if ta else ('m', 'k')
         b_dims = ('n', 'k') if tb else ('k', 'n')
         # (Tensor-map friendly programs copy operands without conversion into shared tiles,
