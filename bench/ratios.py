@@ -4,27 +4,16 @@ examples in bench mode and of peers.py): one row per kernel and shape, the best 
 figure, and the ratio. Memory-bound kernels are also compared with the copy bandwidth.
   python3 ratios.py bench.jsonl
 """
-import json, sys
+import sys
 
-tile, peers = {}, {}
-for line in open(sys.argv[1]):
-    line = line.strip()
-    if not line.startswith("{"):
-        continue
-    r = json.loads(line)
-    if "kernel" not in r:
-        continue
-    rate = r.get("tflops", r.get("gbps"))
-    key = (r["kernel"], r["shape"])
-    if r.get("impl") == "tile":
-        tile[key] = (rate, "TFLOP/s" if "tflops" in r else "GB/s", r.get("err"))
-    elif rate is not None:
-        peers.setdefault(key, []).append((rate, r["peer"]))
+import bench_jsonl
 
-copy = max((v for (k, s), vs in peers.items() if k == "copy_bf16" for v, _ in vs), default=None)
+run = bench_jsonl.load(sys.argv[1])
+tile, peers = run.tile, run.peers
+copy = run.copy_bandwidth()
 print("%-16s %-16s %12s %22s %7s %9s %8s" % ("kernel", "shape", "tile", "best peer", "ratio", "vs copy", "vs FA2"))
 for (kernel, shape), (rate, unit, err) in sorted(tile.items()):
-    best = max(peers.get((kernel, shape), [(None, "-")]), key=lambda p: p[0] or 0)
+    best = run.best_peer((kernel, shape))
     ratio = "%.2f" % (rate / best[0]) if best[0] else "-"
     vs_copy = "%.2f" % (rate / copy) if unit == "GB/s" and copy else "-"
     peer = "%.1f %s" % (best[0], best[1]) if best[0] else "-"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The GPU benchmark: the examples at the sizes of ../shared/design/PERFORMANCE.md, then the
 # peers (../shared/bench/peers.py, copied next to this script by the gpu-tests target) in the
-# same run, then a table of ratios. Runs from the GPU test set folder (build/gpu):
+# same run, then a table of ratios and its plots (plots/, by bench/plot.py). Runs from the
+# GPU test set folder (build/gpu):
 #   bash build/gpu/bench/run_gpu.sh [--quick]
 set -u
 cd "$(dirname "$0")/.."
@@ -28,3 +29,11 @@ python3 bench/peers.py --only gemm,attn,norm ${1:-} | tee -a "$out"
 python3 -c 'import sys; sys.path.insert(0, "bench"); import peers; peers.attention([(4, 32, 4096, 64, True)])' |
   tee -a "$out"
 python3 bench/ratios.py "$out"
+# PNG plots of tile against each peer (bench/plot.py), where matplotlib is installed; the
+# ratios they show go to plots/ratios.txt, so that the table above stays the output's end.
+plots=${OUT:-.}/plots
+if python3 -c 'import matplotlib' 2>/dev/null; then
+  mkdir -p "$plots" && python3 bench/plot.py "$out" "$plots" > "$plots/ratios.txt" && tail -1 "$plots/ratios.txt"
+else
+  echo "run_gpu.sh: no plots: python3 has no matplotlib (python3 bench/plot.py $out DIR plots it elsewhere)"
+fi
