@@ -145,6 +145,12 @@ bool parse_options(const std::vector<std::string> &args, pipeline::Options &o, s
         return false;
       }
       o.overlap_gemms = value == "on";
+    } else if (name == "toolchain") {
+      if (!need_value())
+        return false;
+      o.toolchain = value.str();
+    } else if (name == "print-toolchain") {
+      o.print_toolchain = !has_value || value == "1" || value == "true";
     } else if (name == "stages") {
       unsigned n = 0;
       if (!bounded(1, 16, "a stage count from 1 to 16 for every pipelined loop", n))
@@ -153,7 +159,7 @@ bool parse_options(const std::vector<std::string> &args, pipeline::Options &o, s
     } else {
       problem = "unknown option '" + name.str() + "'; the options are targets=, print-after=, print-before=, "
                 "stop-after=, emit-source=, cache=, compile-timeout=, nvcc=, hipcc=, cxx=, gemm=, warp-specialize=, overlap-gemms=, stages=, "
-                "verbose and "
+                "toolchain=, print-toolchain, verbose and "
                 "remarks";
       return false;
     }

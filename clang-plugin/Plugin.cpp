@@ -11,6 +11,7 @@
 
 #include "KernelConsumer.h"
 #include "Options.h"
+#include "Pipeline/Toolchain.h"
 #include "frontend/Frontend.h"
 
 using namespace clang;
@@ -84,6 +85,13 @@ public:
       return false;
     }
     options_.syntax_only = ci.getFrontendOpts().ProgramAction == frontend::ParseSyntaxOnly;
+    if (options_.print_toolchain) {
+      // What tile-c++ asks before it runs a compiler cache (Pipeline/Toolchain.h): the last
+      // line is the fingerprint.
+      tile::pipeline::ToolchainFingerprint fp = tile::pipeline::toolchain_fingerprint(options_);
+      llvm::outs() << fp.description << "fingerprint " << fp.hash << "\n";
+      llvm::outs().flush();
+    }
     return true;
   }
   ActionType getActionType() override { return AddBeforeMainAction; }

@@ -320,9 +320,13 @@ DeviceCompileResult compile_device_image(const DeviceCompileJob &job) {
   const std::string version = compiler_version(program, std::min(job.timeout_seconds, 60u));
   const std::string key = device_cache_key(job, version);
 
-  // The cache entry, when the cache can be used.
+  // The cache entry, when the cache can be used. A compiler that cannot say its version
+  // cannot be told from another in the key: its images are not cached.
   std::string entry;
-  if (job.use_cache) {
+  if (job.use_cache && version.empty()) {
+    result.notes.push_back("tile: cannot tell the version of " + program + " ('" + program +
+                           " --version' failed); compiling without the image cache, whose keys hold it");
+  } else if (job.use_cache) {
     std::string dir = job.cache_dir.empty() ? default_cache_dir() : job.cache_dir;
     if (dir.empty()) {
       result.notes.push_back("tile: no image cache: neither XDG_CACHE_HOME nor HOME is set; name one with "

@@ -5,7 +5,8 @@
 // The cache key is the SHA-256 of the source, the headers, the flags, the compiler's
 // `--version` output, the target's name and what else the target says decides the image
 // (the host CPU, for -march=native), so a rebuild of unchanged kernels runs no device
-// compiler. An entry holds a header (a magic line, its key, the image's length and SHA-256)
+// compiler; a compiler whose `--version` fails is not cached (nothing would tell it from
+// another). An entry holds a header (a magic line, its key, the image's length and SHA-256)
 // and the image: a truncated, overwritten or foreign entry is a miss, compiled again and
 // replaced. Entries are written to a temporary file in the cache directory, synced to disk
 // and renamed into place, so concurrent builds and crashes never leave half an image under

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "Pipeline/DeviceCompiler.h"
+#include "Pipeline/Toolchain.h"
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
 #include "ir/Visitor.h"
@@ -409,6 +410,24 @@ void run_gpu(const std::string &kind, const std::vector<ir::Kernel> &frontend_ke
 Result run(const std::vector<ir::Kernel> &kernels, const std::string &unit, const Options &opts,
            const std::function<void(const std::string &)> &dump) {
   Result result;
+  // A fingerprint on the command line (tile-c++ adds it for a compiler cache) is what this
+  // compile's images are cached under: built by other device compilers or for another CPU
+  // (a compile on another machine, a compiler changed since), they would be stored under a
+  // key that does not describe them.
+  if (!opts.toolchain.empty() && !opts.syntax_only && opts.stop_after.empty()) {
+    ToolchainFingerprint here = toolchain_fingerprint(opts);
+    if (here.hash != opts.toolchain) {
+      result.messages.push_back(
+          {Message::Error, "",
+           "tile: the device compilers or the CPU of this compile are not those of its toolchain fingerprint "
+           "(-fplugin-arg-tile-toolchain=" + opts.toolchain + "; here it is " + here.hash +
+               "): a compiler cache would keep its images under a key that does not describe them",
+           "compile where tile-c++ took the fingerprint (with distcc, on machines with the same device compilers "
+           "and CPU), or leave -fplugin-arg-tile-toolchain= to tile-c++; -fplugin-arg-tile-print-toolchain prints "
+           "what goes into it"});
+      return result;
+    }
+  }
   // The frontend's IR is the same for every target: printed once.
   std::vector<ir::Kernel> verified = kernels;
   PassRunner frontend(opts, dump, result);

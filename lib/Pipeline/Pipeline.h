@@ -48,6 +48,10 @@ struct Options {
   int stages = 0;        // stages=N: every pipelined loop with N stages (0: as written)
   bool syntax_only = false; // -fsyntax-only: run the passes, build no images
   unsigned compile_timeout = default_compile_timeout_seconds; // seconds a device compiler may run
+  // toolchain=HEX (tile-c++ adds it for a compiler cache): the toolchain fingerprint
+  // (Toolchain.h) this compile's images must be built with; checked before they are built.
+  std::string toolchain;
+  bool print_toolchain = false; // print-toolchain: print the fingerprint to stdout
 };
 
 /// The passes of a target's pipeline, in order ("frontend" names the IR as the frontend

@@ -163,6 +163,29 @@ TEST_F(DeviceCompilerTest, UnusableCacheCompilesWithoutIt) {
   EXPECT_FALSE(exists(dir_ + "/cache"));
 }
 
+// A compiler whose `--version` fails cannot be told from another in the key: its images
+// are compiled each time, not cached, and `verbose` says why.
+TEST_F(DeviceCompilerTest, CompilerWithoutVersionIsNotCached) {
+  const std::string cc = dir_ + "/noversion";
+  {
+    std::ofstream s(cc);
+    s << "#!/bin/sh\nif [ \"$1\" = --version ]; then exit 1; fi\nexec " << compiler_ << " \"$@\"\n";
+  }
+  chmod(cc.c_str(), 0755);
+  DeviceCompileJob j = job("int unversioned;\n");
+  j.compiler = cc;
+  for (int i = 1; i <= 2; ++i) {
+    DeviceCompileResult r = compile_device_image(j);
+    ASSERT_TRUE(r.ok) << r.log;
+    EXPECT_FALSE(r.cached);
+    EXPECT_EQ(r.image, "int unversioned;\n");
+    EXPECT_EQ(runs(), i);
+    ASSERT_EQ(r.notes.size(), 1u);
+    EXPECT_NE(r.notes[0].find("cannot tell the version of " + cc), std::string::npos) << r.notes[0];
+  }
+  EXPECT_FALSE(exists(dir_ + "/cache/test"));
+}
+
 TEST_F(DeviceCompilerTest, FailureKeepsTheSource) {
   DeviceCompileResult r = compile_device_image(job("FAIL here\n"));
   EXPECT_FALSE(r.ok);
