@@ -34,6 +34,10 @@ struct device {
   /// CUDA (from the compute capability), "" for the CPU. Throws tile::error where the
   /// device is not available. For choosing tile shapes per architecture in host code.
   std::string architecture() const;
+  /// What the device is, as its vendor names it: "NVIDIA H200", an AMD GPU's marketing
+  /// name, the CPU's model name; "" where it cannot be told. Throws tile::error where the
+  /// device is not available.
+  std::string product() const;
   friend bool operator==(const device &, const device &) = default;
 };
 
@@ -49,6 +53,9 @@ class stream {
 public:
   stream() = default;
   template <class P> explicit stream(P *native) : native_(static_cast<void *>(native)) {}
+  /// A stream from a native handle given as an integer (PyTorch's
+  /// `torch.cuda.current_stream().cuda_stream`, CuPy's `Stream.ptr`); 0: the default stream.
+  static stream from_handle(std::uintptr_t handle) { return stream(reinterpret_cast<void *>(handle)); }
   void *native() const { return native_; }
 
 private:

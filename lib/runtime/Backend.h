@@ -43,6 +43,9 @@ public:
   /// The device's architecture as image manifests name it ("sm_90"); empty when images
   /// of the target run on every device.
   virtual std::string arch() const { return {}; }
+  /// What the device is, as its vendor names it ("NVIDIA H200", the CPU's model name);
+  /// empty where it cannot be told.
+  virtual std::string product() const { return {}; }
   std::string name() const { return device().name(); }
 
   virtual void *allocate(std::size_t bytes) = 0;

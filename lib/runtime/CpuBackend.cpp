@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <fstream>
 #include <string>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -84,6 +85,17 @@ bool write_all(int fd, const char *data, std::size_t size) {
 }
 
 } // namespace
+
+std::string CpuBackend::product() const {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("model name", 0) == 0) {
+      const std::size_t colon = line.find(':');
+      const std::size_t start = colon == std::string::npos ? line.size() : line.find_first_not_of(' ', colon + 1);
+      return start == std::string::npos ? std::string() : line.substr(start);
+    }
+  return {};
+}
 
 void *CpuBackend::allocate(std::size_t bytes) {
   // Exactly `bytes` (posix_memalign, unlike aligned_alloc, takes any size), so that ASan

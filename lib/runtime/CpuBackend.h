@@ -15,6 +15,8 @@ public:
 
   tile::device device() const override { return tile::device{tile::backend::cpu, 0}; }
   const char *target() const override { return "cpu"; }
+  /// The "model name" of /proc/cpuinfo.
+  std::string product() const override;
 
   /// 64-byte aligned; zero bytes give a unique non-null pointer.
   void *allocate(std::size_t bytes) override;

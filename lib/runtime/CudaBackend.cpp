@@ -50,6 +50,7 @@ struct Driver {
   /// Tensor maps (CUDA 12 drivers and later); null in older ones, whose launches of kernels
   /// with tensor maps take the kernels' fallbacks.
   decltype(&::cuTensorMapEncodeTiled) cuTensorMapEncodeTiled = nullptr;
+  decltype(&::cuDeviceGetName) cuDeviceGetName = nullptr; // optional: only names the device
   int count = 0;
   std::string why; // when count is 0
 };
@@ -72,6 +73,7 @@ const Driver &driver() {
 #undef X
     d.cuTensorMapEncodeTiled =
         reinterpret_cast<decltype(&::cuTensorMapEncodeTiled)>(dlsym(lib, "cuTensorMapEncodeTiled"));
+    d.cuDeviceGetName = reinterpret_cast<decltype(&::cuDeviceGetName)>(dlsym(lib, "cuDeviceGetName"));
     if (CUresult r = d.cuInit(0); r != CUDA_SUCCESS) {
       const char *name = nullptr;
       d.cuGetErrorName(r, &name);
@@ -125,6 +127,12 @@ public:
   tile::device device() const override { return tile::device{tile::backend::cuda, index_}; }
   const char *target() const override { return "cuda"; }
   std::string arch() const override { return arch_; }
+  std::string product() const override {
+    char name[256] = {};
+    if (driver().cuDeviceGetName && driver().cuDeviceGetName(name, sizeof name - 1, device_) == CUDA_SUCCESS)
+      return name;
+    return {};
+  }
 
   void *allocate(std::size_t bytes) override {
     enter();

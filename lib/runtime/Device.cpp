@@ -140,6 +140,8 @@ std::string device::name() const {
 
 std::string device::architecture() const { return runtime::backend_for(*this).arch(); }
 
+std::string device::product() const { return runtime::backend_for(*this).product(); }
+
 device current_device() {
   std::lock_guard lock(runtime::current_mutex);
   if (!runtime::current)

@@ -145,11 +145,14 @@ public:
     const char *name = reinterpret_cast<const char *>(props.data() + offsetof(hipDeviceProp_t, gcnArchName));
     arch_ = std::string(name, strnlen(name, sizeof(hipDeviceProp_t::gcnArchName)));
     arch_ = arch_.substr(0, arch_.find(':'));
+    const char *product = reinterpret_cast<const char *>(props.data() + offsetof(hipDeviceProp_t, name));
+    product_ = std::string(product, strnlen(product, sizeof(hipDeviceProp_t::name)));
   }
 
   tile::device device() const override { return tile::device{tile::backend::hip, index_}; }
   const char *target() const override { return "hip"; }
   std::string arch() const override { return arch_; }
+  std::string product() const override { return product_; }
 
   void *allocate(std::size_t bytes) override {
     enter();
@@ -164,7 +167,7 @@ public:
     if (!p)
       return;
     if (rt_->hipSetDevice(index_) == hipSuccess)
-      rt_->hipFree(p);
+      (void)rt_->hipFree(p);
   }
   void copy_to_device(void *dst, const void *src, std::size_t bytes) override {
     synchronize(); // kernels still reading dst finish first
@@ -274,6 +277,7 @@ private:
   int index_;
   int max_shared_ = 64 * 1024;
   std::string arch_; // "gfx90a"
+  std::string product_; // "AMD Instinct MI250X", from the properties' name
   std::mutex mutex_;
   std::vector<void *> assert_states_; // of every loaded image that has one
 };

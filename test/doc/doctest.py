@@ -143,7 +143,7 @@ def run_block(a, b, i):
         return 'does not compile:\n' + r.stderr[-4000:]
     if not program:
         return None
-    env = dict(os.environ, TILE_DEVICE='cpu')
+    env = dict(os.environ, TILE_DEVICE='cpu', TILE_TUNING_CACHE=os.path.join(d, 'tuning.tsv'))
     try:
         r = subprocess.run([exe], capture_output=True, text=True, timeout=a.timeout, cwd=d, env=env)
     except subprocess.TimeoutExpired:

@@ -51,6 +51,15 @@ for name in rmsnorm layernorm; do
     printf '%-24s exit %s\n' "$tag" "$(cat results/$tag.rc)"
   done
 done
+# The PyTorch example on CUDA tensors (examples/torch), where python3 has torch with CUDA.
+if [ -f torch/libtile_torch.so ] && python3 -c "import torch; assert torch.cuda.is_available()" > /dev/null 2>&1; then
+  timeout -k 10 "$limit" python3 torch/test_tile_torch.py --device cuda --library torch/libtile_torch.so \
+    > results/example-torch-cuda.out 2> results/example-torch-cuda.err
+  echo $? > results/example-torch-cuda.rc
+  printf '%-24s exit %s\n' example-torch-cuda "$(cat results/example-torch-cuda.rc)"
+else
+  printf '%-24s skipped (no python3 with torch and CUDA here)\n' example-torch-cuda
+fi
 # The examples under compute-sanitizer, on sizes that divide no tile but run quickly.
 if command -v compute-sanitizer > /dev/null; then
   for tool in memcheck racecheck; do

@@ -48,6 +48,11 @@ config.substitutions.append(("%plugin", plugin))
 config.substitutions.append(("%tile-src", config.tile_source_dir))
 config.substitutions.append(("%tile-bin", config.tile_binary_dir))
 
+# ccache: the compiler cache tests (driver/ccache.cpp).
+ccache = lit.util.which("ccache", config.environment["PATH"])
+if ccache:
+    config.available_features.add("ccache")
+    config.substitutions.append(("%ccache", ccache))
 if config.nvcc and os.path.exists(config.nvcc):
     config.available_features.add("nvcc")
     config.substitutions.append(("%nvcc", config.nvcc))
@@ -57,3 +62,6 @@ if all(p and os.path.exists(p) for p in (config.hipcc, config.offload_bundler, c
     config.substitutions.append(("%hipcc", config.hipcc))
     config.substitutions.append(("%offload-bundler", config.offload_bundler))
     config.substitutions.append(("%llvm-objdump", config.llvm_objdump))
+# tile/dlpack.h's tests need the DLPack header (Debian: libdlpack-dev).
+if any(os.path.exists(os.path.join(d, "dlpack", "dlpack.h")) for d in ("/usr/include", "/usr/local/include")):
+    config.available_features.add("dlpack")
