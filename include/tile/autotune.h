@@ -22,6 +22,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 
@@ -42,19 +43,24 @@ template <class... P> tuning_candidate<void(P...)> candidate(std::string label, 
 
 namespace detail {
 
-/// What the runtime decided for one shape class: the candidate's index and a sentence that
-/// says what was chosen and why (the timings, or where the choice was read from).
+/// What the runtime decided for one shape class: the candidate's index, a sentence that
+/// says what was chosen and why (the timings, or where the choice was read from), and
+/// whether it was timed in this process (else a launch that fails asks again).
 struct tuning_decision {
   std::size_t index = 0;
   std::string explanation;
+  bool timed = false;
 };
 
-/// Chooses among `labels` for `kernel` and `shape_class` on the current device: from a
-/// loaded tuning file, else the tuning cache, else by timing `run(i)` (which launches
-/// candidate i on the call's arguments) for each candidate. Throws tile::error when every
-/// candidate fails.
-tuning_decision autotune_choose(const std::string &kernel, const std::vector<std::string> &labels,
-                                const std::string &shape_class, const std::function<void(std::size_t)> &run);
+/// Chooses among `labels` (of kernels whose parameters `signature` names) for `kernel` and
+/// `shape_class` on the current device: from a loaded tuning file, else the tuning cache,
+/// else by timing `run(i)` (which launches candidate i on the call's arguments) for each
+/// candidate. `failed` (when not npos) is a choice that was recalled and failed to launch:
+/// it is not taken again, and the class is tuned anew (with TILE_TUNE=off, the first other
+/// candidate that launches). Throws tile::error when every candidate fails.
+tuning_decision autotune_choose(const std::string &kernel, const std::string &signature,
+                                const std::vector<std::string> &labels, const std::string &shape_class,
+                                const std::function<void(std::size_t)> &run, std::size_t failed = std::size_t(-1));
 /// Throws tile::error naming `kernel` when a label is empty, repeated or holds a tab or a
 /// newline, or there are no candidates.
 void check_tuning_labels(const std::string &kernel, const std::vector<std::string> &labels);
@@ -112,13 +118,25 @@ public:
 
   /// Launches the candidate chosen for these arguments' shape class on the current
   /// device, timing the candidates first where no choice is known (each runs several
-  /// times on these arguments: see the manual on what that asks of the kernel).
-  template <class... A> void operator()(A &&...args) { launch(P(std::forward<A>(args))...); }
+  /// times on these arguments: see the manual on what that asks of the kernel). The
+  /// arguments convert to the kernels' parameters as in a call of a kernel.
+  void operator()(P... p) {
+    const decision d = choose(p...);
+    try {
+      candidates_[d.index].launch(p...);
+    } catch (const tile::error &) {
+      if (d.timed)
+        throw;
+      // A choice read from a file or the cache (or TILE_TUNE=off's first candidate) that
+      // does not launch here: choose again without it.
+      candidates_[choose(p..., d.index).index].launch(p...);
+    }
+  }
 
   /// The label of the candidate chosen for these arguments (tuning first if need be).
-  template <class... A> std::string choice(A &&...args) { return labels_[choose(P(std::forward<A>(args))...)]; }
+  std::string choice(P... p) { return labels_[choose(p...).index]; }
 
-  /// What the last decision made or recalled was, and why.
+  /// What the decision of the last launch (or choice()) was, and why.
   std::string explanation() const {
     std::lock_guard lock(mutex_);
     return explanation_;
@@ -136,19 +154,23 @@ public:
   }
 
 private:
-  void launch(P... p) { candidates_[choose(p...)].launch(p...); }
+  using decision = detail::tuning_decision;
 
-  std::size_t choose(const std::remove_cvref_t<P> &...p) {
+  /// The decision for these arguments; `failed`: a recalled choice that did not launch.
+  decision choose(const std::remove_cvref_t<P> &...p, std::size_t failed = std::size_t(-1)) {
     const std::string cls = shape_class_of(p...);
     const std::string key = current_device().name() + '\t' + cls;
     std::lock_guard lock(mutex_);
-    if (auto it = chosen_.find(key); it != chosen_.end())
+    if (auto it = chosen_.find(key); it != chosen_.end() && failed == std::size_t(-1)) {
+      explanation_ = it->second.explanation;
       return it->second;
-    detail::tuning_decision d =
-        detail::autotune_choose(name_, labels_, cls, [&](std::size_t i) { candidates_[i].launch(p...); });
-    explanation_ = std::move(d.explanation);
-    chosen_.emplace(key, d.index);
-    return d.index;
+    }
+    decision d = detail::autotune_choose(
+        name_, typeid(void (*)(P...)).name(), labels_, cls, [&](std::size_t i) { candidates_[i].launch(p...); },
+        failed);
+    explanation_ = d.explanation;
+    chosen_[key] = d;
+    return d;
   }
 
   std::string name_;
@@ -156,7 +178,7 @@ private:
   std::vector<std::string> labels_;
   shape_class_function shape_class_;
   mutable std::mutex mutex_;
-  std::map<std::string, std::size_t> chosen_; // device name and shape class -> candidate
+  std::map<std::string, decision> chosen_; // device name and shape class -> decision
   std::string explanation_;
 };
 

@@ -23,6 +23,7 @@
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -90,10 +91,15 @@ std::string cache_path() {
   return base + "/tile/tuning.tsv";
 }
 
-/// FNV-1a, 64 bits, of the labels in order: which candidate set a choice was made among.
-std::string candidate_set(const std::vector<std::string> &labels) {
+/// FNV-1a, 64 bits, of the kernels' parameter types and the labels in order: which
+/// candidates a choice was made among.
+std::string candidate_set(const std::string &signature, const std::vector<std::string> &labels) {
   std::uint64_t h = 0xcbf29ce484222325ull;
-  for (const std::string &l : labels) {
+  for (const std::string &l : [&] {
+         std::vector<std::string> all{signature};
+         all.insert(all.end(), labels.begin(), labels.end());
+         return all;
+       }()) {
     for (unsigned char c : l + '\n')
       h = (h ^ c) * 0x100000001b3ull;
   }
@@ -193,18 +199,25 @@ std::string read_whole(const std::string &path, bool &exists) {
   return s.str();
 }
 
+/// Reads TILE_TUNING_FILE once; a file that cannot be read or is malformed throws, at this
+/// decision and every later one, and none of its lines is used.
 void load_env_file_locked(Tables &t) {
   if (t.env_file_read)
     return;
-  t.env_file_read = true;
   const std::string path = env("TILE_TUNING_FILE");
-  if (path.empty() || mode() == Mode::record) // record writes it
+  if (path.empty() || mode() == Mode::record) { // record writes it
+    t.env_file_read = true;
     return;
+  }
   bool exists = false;
   std::string text = read_whole(path, exists);
   if (!exists)
     throw tile::error("tile: TILE_TUNING_FILE=" + path + " cannot be read: " + std::strerror(errno));
-  parse(text, path, t.loaded, /*strict=*/true);
+  std::map<Key, Entry> entries;
+  parse(text, path, entries, /*strict=*/true);
+  for (auto &[k, e] : entries)
+    t.loaded[k] = e;
+  t.env_file_read = true;
 }
 
 void read_cache_locked(Tables &t) {
@@ -270,52 +283,99 @@ void check_tuning_labels(const std::string &kernel, const std::vector<std::strin
   }
 }
 
-tuning_decision autotune_choose(const std::string &kernel, const std::vector<std::string> &labels,
-                                const std::string &shape_class, const std::function<void(std::size_t)> &run) {
+tuning_decision autotune_choose(const std::string &kernel, const std::string &signature,
+                                const std::vector<std::string> &labels, const std::string &shape_class,
+                                const std::function<void(std::size_t)> &run, std::size_t failed_choice) {
   const Mode m = mode();
+  if (shape_class.find_first_of("\t\n\r") != std::string::npos)
+    throw tile::error("tile::autotune '" + kernel + "': the shape class '" + shape_class +
+                      "' holds a tab or a line break, which tuning files cannot hold");
+  const std::string record_path = env("TILE_TUNING_FILE");
+  if (m == Mode::record && record_path.empty())
+    throw tile::error("tile: TILE_TUNE=record writes the choices to TILE_TUNING_FILE, which is not set");
   const tile::device dev = current_device();
   runtime::Backend &backend = runtime::backend_for(dev);
-  const Key key{device_key(backend), kernel, candidate_set(labels), shape_class};
+  const Key key{device_key(backend), kernel, candidate_set(signature, labels), shape_class};
   const std::string what = "tile::autotune '" + kernel + "' on " + dev.name() + " (" + std::get<0>(key) +
                            "), shape class [" + shape_class + "]: ";
+  const bool retry = failed_choice < labels.size();
   Tables &t = tables();
-  std::lock_guard lock(t.mutex);
-  load_env_file_locked(t);
-  read_cache_locked(t);
-
   auto index_of = [&](const std::string &label) {
     return std::size_t(std::find(labels.begin(), labels.end(), label) - labels.begin());
   };
-  tuning_decision d;
   auto done = [&](tuning_decision r, const Entry *e) {
-    if (e) // what tuning::save writes
+    if (e) { // what tuning::save writes
+      std::lock_guard lock(t.mutex);
       t.decided[key] = *e;
+    }
     if (log_tuning())
       std::cerr << r.explanation << '\n';
     return r;
   };
-  if (m != Mode::record) {
-    for (auto *table : {&t.loaded, &t.cache}) {
-      auto it = table->find(key);
-      if (it == table->end() || index_of(it->second.choice) == labels.size())
-        continue;
-      d.index = index_of(it->second.choice);
-      d.explanation = what + "'" + it->second.choice + "' from " +
-                      (table == &t.loaded ? "the tuning file " : "the tuning cache ") + it->second.origin +
-                      " (timed there at " + ms_text(it->second.ms) + ")";
-      return done(d, &it->second);
+
+  tuning_decision d;
+  std::string again; // why a recalled choice is not taken
+  if (retry)
+    again = "'" + labels[failed_choice] + "', recalled, failed to launch here; ";
+  if (m != Mode::record && !retry) {
+    std::optional<Entry> found;
+    {
+      std::lock_guard lock(t.mutex);
+      load_env_file_locked(t);
+      read_cache_locked(t);
+      for (auto *table : {&t.loaded, &t.cache}) {
+        auto it = table->find(key);
+        if (it == table->end() || index_of(it->second.choice) == labels.size())
+          continue;
+        found = it->second;
+        d.explanation = what + "'" + it->second.choice + "' from " +
+                        (table == &t.loaded ? "the tuning file " : "the tuning cache ") + it->second.origin +
+                        " (timed there at " + ms_text(it->second.ms) + ")";
+        break;
+      }
     }
-    if (m == Mode::off) {
+    if (found) {
+      d.index = index_of(found->choice);
+      return done(d, &*found);
+    }
+  }
+  if (m == Mode::off) {
+    // Nothing is timed: the first candidate (after a recalled one that failed, the first
+    // other one that launches).
+    if (!retry) {
       d.explanation = what + "'" + labels[0] + "', the first candidate: no tuning entry for this class, and " +
                       "TILE_TUNE=off times nothing";
       return done(d, nullptr);
     }
+    for (std::size_t i = 0; i < labels.size(); ++i) {
+      if (i == failed_choice)
+        continue;
+      try {
+        run(i);
+        tile::synchronize();
+      } catch (const tile::error &e) {
+        again += "'" + labels[i] + "' failed: " + e.what() + "; ";
+        continue;
+      }
+      d.index = i;
+      d.timed = true; // it launched here
+      d.explanation = what + again + "'" + labels[i] + "', the first that launches (TILE_TUNE=off times nothing)";
+      return done(d, nullptr);
+    }
+    throw tile::error("tile::autotune '" + kernel + "' on " + dev.name() + ": no candidate launches: " + again);
   }
 
-  // Time every candidate on the call's arguments.
+  // Time every candidate on the call's arguments, without holding the tables (a candidate
+  // may itself launch another autotuner). Work launched before is waited for first, outside
+  // the candidates' errors: its failure is the caller's, not a candidate's.
+  tile::synchronize();
   std::vector<double> ms(labels.size(), -1);
   std::vector<std::string> failed(labels.size());
   for (std::size_t i = 0; i < labels.size(); ++i) {
+    if (i == failed_choice) {
+      failed[i] = "recalled, it failed to launch here";
+      continue;
+    }
     try {
       ms[i] = time_candidate(run, i);
     } catch (const tile::error &e) {
@@ -337,7 +397,8 @@ tuning_decision autotune_choose(const std::string &kernel, const std::vector<std
     throw tile::error(why);
   }
   d.index = best;
-  d.explanation = what + "'" + labels[best] + "', timed fastest at " + ms_text(ms[best]) + " (";
+  d.timed = true;
+  d.explanation = what + again + "'" + labels[best] + "', timed fastest at " + ms_text(ms[best]) + " (";
   for (std::size_t i = 0; i < labels.size(); ++i) {
     if (i == best)
       continue;
@@ -347,18 +408,18 @@ tuning_decision autotune_choose(const std::string &kernel, const std::vector<std
   d.explanation += d.explanation.back() == '(' ? "the only candidate)" : ")";
   const Entry e{labels[best], ms[best], ""};
   const std::string line = format_line(key, e);
-  if (const std::string path = cache_path(); !path.empty()) {
-    t.cache[key] = Entry{e.choice, e.ms, path};
-    if (std::string why = append_line(path, line); !why.empty())
-      d.explanation += "; the tuning cache " + path + " could not be written: " + why;
+  {
+    std::lock_guard lock(t.mutex);
+    if (const std::string path = cache_path(); !path.empty()) {
+      t.cache[key] = Entry{e.choice, e.ms, path};
+      if (std::string why = append_line(path, line); !why.empty())
+        d.explanation += "; the tuning cache " + path + " could not be written: " + why;
+    }
   }
   if (m == Mode::record) {
-    const std::string path = env("TILE_TUNING_FILE");
-    if (path.empty())
-      throw tile::error("tile: TILE_TUNE=record writes the choices to TILE_TUNING_FILE, which is not set");
-    if (std::string why = append_line(path, line); !why.empty())
-      throw tile::error("tile: TILE_TUNING_FILE=" + path + " cannot be written: " + why);
-    d.explanation += "; recorded in " + path;
+    if (std::string why = append_line(record_path, line); !why.empty())
+      throw tile::error("tile: TILE_TUNING_FILE=" + record_path + " cannot be written: " + why);
+    d.explanation += "; recorded in " + record_path;
   }
   return done(d, &e);
 }

@@ -146,8 +146,10 @@ public:
   void deallocate(void *p) noexcept override {
     if (!p)
       return;
-    enter();
-    driver().cuMemFree(reinterpret_cast<CUdeviceptr>(p));
+    // noexcept: a context that is gone (a DLPack consumer freeing at interpreter exit) frees
+    // nothing rather than terminating.
+    if (driver().cuCtxSetCurrent(context_) == CUDA_SUCCESS)
+      driver().cuMemFree(reinterpret_cast<CUdeviceptr>(p));
   }
   void copy_to_device(void *dst, const void *src, std::size_t bytes) override {
     synchronize(); // kernels still reading dst finish first

@@ -29,7 +29,11 @@ import sys
 import tempfile
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
-FENCE = re.compile(r'^(\s*)(```+)\s*(.*)$')
+FENCE = re.compile(r'^(\s*)(```+|~~~+)\s*(.*)$')
+MAIN = re.compile(r'\bmain\s*\(')
+# Info strings that would be C++ but are not spelled `cpp`: refused, so that no program goes
+# unrun for its spelling.
+CXX_LIKE = {'c++', 'cxx', 'cc', 'c', 'hpp', 'h', 'cuda', 'cu'}
 
 
 class Block:
@@ -64,28 +68,43 @@ def blocks_of(path):
     # An output block belongs to the program just before it.
     for prev, b in zip(out, out[1:]):
         if b.lang == 'output':
-            if prev.lang != 'cpp' or 'int main(' not in prev.text:
+            if prev.lang != 'cpp' or not MAIN.search(prev.text):
                 raise SystemExit('%s: an output block must follow a program' % b.where())
             prev.output = b.text
     return out
 
 
 def slug(heading):
-    """GitHub's anchor for a heading."""
-    s = heading.strip().lower()
-    s = re.sub(r'[`*_]', '', s)
+    """GitHub's anchor for a heading: lower case, punctuation but '-' and '_' dropped, spaces
+    as dashes."""
+    s = re.sub(r'\s+#+\s*$', '', heading.strip()).lower()
     s = re.sub(r'[^\w\- ]', '', s)
     return s.replace(' ', '-')
 
 
-def anchors_of(path):
-    found, fenced = set(), False
+def unfenced_lines(path):
+    """(line number, text) of the lines outside fenced code blocks."""
+    out, fence = [], None
     with open(path, encoding='utf-8') as f:
-        for line in f:
-            if line.lstrip().startswith('```'):
-                fenced = not fenced
-            elif not fenced and line.startswith('#'):
-                found.add(slug(line.lstrip('#')))
+        for n, line in enumerate(f, 1):
+            m = FENCE.match(line.rstrip('\n'))
+            if fence is None and m:
+                fence = m.group(2)
+            elif fence is not None and m and m.group(2) == fence and not m.group(3):
+                fence = None
+            elif fence is None:
+                out.append((n, line))
+    return out
+
+
+def anchors_of(path):
+    """The anchors of a file's headings (a repeated heading's get -1, -2, ...)."""
+    found, seen = set(), {}
+    for _, line in unfenced_lines(path):
+        if re.match(r'^#{1,6}\s', line):
+            a = slug(line.lstrip('#'))
+            found.add(a if a not in seen else '%s-%d' % (a, seen[a]))
+            seen[a] = seen.get(a, 0) + 1
     return found
 
 
@@ -93,32 +112,37 @@ LINK = re.compile(r'!?\[[^\]]*\]\(([^)\s]+)(?:\s+"[^"]*")?\)')
 
 
 def check_links(path):
-    """Problems with the links of one Markdown file."""
-    problems, fenced = [], False
-    with open(path, encoding='utf-8') as f:
-        lines = f.readlines()
-    for n, line in enumerate(lines, 1):
-        if line.lstrip().startswith('```'):
-            fenced = not fenced
+    """Problems with the links of one Markdown file (a link's text may span lines)."""
+    problems = []
+    lines = unfenced_lines(path)
+    # The text outside code (code spans blanked, offsets kept), and each line's offset.
+    text, starts = '', []
+    for n, line in lines:
+        starts.append((len(text), n))
+        text += re.sub(r'`[^`\n]*`', lambda m: ' ' * len(m.group(0)), line)
+    for m in LINK.finditer(text):
+        target = m.group(1)
+        n = [ln for off, ln in starts if off <= m.start()][-1]  # the line the link starts on
+        where = '%s:%d' % (os.path.relpath(path, ROOT), n)
+        if re.match(r'^[a-zA-Z][a-zA-Z0-9+.-]*:', target) or target.startswith('//'):
+            problems.append('%s: link out of the repository: %s' % (where, target))
             continue
-        if fenced:
+        file_part, _, anchor = target.partition('#')
+        if file_part.startswith('/'):
+            problems.append('%s: absolute link %s (write it relative to the file)' % (where, target))
             continue
-        for target in LINK.findall(re.sub(r'`[^`]*`', '', line)):
-            where = '%s:%d' % (os.path.relpath(path, ROOT), n)
-            if re.match(r'^[a-zA-Z][a-zA-Z0-9+.-]*:', target) or target.startswith('//'):
-                problems.append('%s: link out of the repository: %s' % (where, target))
-                continue
-            file_part, _, anchor = target.partition('#')
-            if file_part.startswith('/'):
-                problems.append('%s: absolute link %s (write it relative to the file)' % (where, target))
-                continue
-            dest = os.path.normpath(os.path.join(os.path.dirname(path), file_part)) if file_part else path
-            if os.path.commonpath([dest, ROOT]) != ROOT:
-                problems.append('%s: link leaves the repository: %s' % (where, target))
-            elif not os.path.exists(dest):
-                problems.append('%s: link to a missing file: %s' % (where, target))
-            elif anchor and dest.endswith('.md') and anchor not in anchors_of(dest):
-                problems.append('%s: no heading #%s in %s' % (where, anchor, os.path.relpath(dest, ROOT)))
+        dest = os.path.normpath(os.path.join(os.path.dirname(path), file_part)) if file_part else path
+        if os.path.commonpath([dest, ROOT]) != ROOT:
+            problems.append('%s: link leaves the repository: %s' % (where, target))
+        elif not os.path.exists(dest):
+            problems.append('%s: link to a missing file: %s' % (where, target))
+        elif anchor and dest.endswith('.md') and anchor not in anchors_of(dest):
+            problems.append('%s: no heading #%s in %s' % (where, anchor, os.path.relpath(dest, ROOT)))
+    # Autolinks and HTML links out of the repository.
+    for m in re.finditer(r'<(https?://[^>\s]+)>|(?:href|src)\s*=\s*"((?:https?:)?//[^"]*)"', text):
+        n = [ln for off, ln in starts if off <= m.start()][-1]
+        problems.append('%s:%d: link out of the repository: %s' % (os.path.relpath(path, ROOT), n,
+                                                                   m.group(1) or m.group(2)))
     return problems
 
 
@@ -130,7 +154,7 @@ def run_block(a, b, i):
     with open(src, 'w') as f:
         f.write('#line %d "%s"\n' % (b.line + 1, os.path.relpath(b.path, ROOT)))
         f.write(b.text)
-    program = 'int main(' in b.text
+    program = bool(MAIN.search(b.text))
     exe = os.path.join(d, 'prog' if program else 'prog.o')
     cmd = [a.tile_cxx, '-O1', '-fplugin-arg-tile-targets=' + a.targets,
            '-fplugin-arg-tile-cache=' + os.path.join(a.work, 'cache')]
@@ -181,17 +205,19 @@ def main():
     blocks = [b for f in files for b in blocks_of(f)]
     unknown = [b for b in blocks if b.lang == 'cpp' and b.info[1:] not in ([], ['fragment'])]
     problems += ['%s: unknown info string "%s"' % (b.where(), ' '.join(b.info)) for b in unknown]
+    problems += ['%s: C++ is written `cpp` (or `cpp fragment`) here, not "%s"' % (b.where(), b.lang)
+                 for b in blocks if b.lang.lower() in CXX_LIKE]
     todo = [b for b in blocks if b.lang == 'cpp' and b.info[1:] == []]
     fragments = sum(1 for b in blocks if b.lang == 'cpp' and b.info[1:] == ['fragment'])
     with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as ex:
         results = list(ex.map(lambda ib: run_block(a, ib[1], ib[0]), enumerate(todo)))
     for b, why in zip(todo, results):
-        kind = 'program' if 'int main(' in b.text else 'translation unit'
+        kind = 'program' if MAIN.search(b.text) else 'translation unit'
         if why:
             problems.append('%s: %s %s' % (b.where(), kind, why))
         else:
             print('ok   %s (%s%s)' % (b.where(), kind, ', output checked' if b.output is not None else ''))
-    programs = sum(1 for b in todo if 'int main(' in b.text)
+    programs = sum(1 for b in todo if MAIN.search(b.text))
     print('doctest: %d files, %d programs run, %d translation units compiled, %d fragments not compiled, '
           '%d problems' % (len(files), programs, len(todo) - programs, fragments, len(problems)))
     for p in problems:

@@ -242,6 +242,72 @@ TEST_F(Autotune, RefusesWhatItCannotUse) {
             std::string::npos);
 }
 
+template <int I> void other_signature(tile::tensor<const double, 2>, int) { ++calls[I]; }
+
+TEST_F(Autotune, ChoicesAreKeptApartByTheKernelsParameters) {
+  auto t = three("k-signature");
+  EXPECT_EQ(t.choice(shaped(8, 8), 0), "fast");
+  // The same name and labels over kernels of other parameters (another element type, say)
+  // do not take that choice: they are timed.
+  tile::tuning::reset();
+  auto d = tile::autotune("k-signature", tile::candidate("slow", &other_signature<0>),
+                          tile::candidate("fast", &other_signature<1>), tile::candidate("middle", &other_signature<2>));
+  const int before = calls[0];
+  d(tile::tensor<const double, 2>(nullptr, {8, 8}), 0);
+  EXPECT_GT(calls[0], before + 1);
+  EXPECT_NE(d.explanation().find("timed fastest"), std::string::npos) << d.explanation();
+}
+
+std::atomic<bool> fast_fails{false};
+void fast_unless(Tensor, int) {
+  ++calls[1];
+  if (fast_fails)
+    throw tile::error("too much shared memory here");
+}
+
+TEST_F(Autotune, ARecalledChoiceThatFailsIsChosenAgain) {
+  auto make = [] {
+    return tile::autotune("k-recall", tile::candidate("slow", &sleeper<0, 6>), tile::candidate("fast", &fast_unless),
+                          tile::candidate("middle", &sleeper<2, 3>));
+  };
+  fast_fails = false;
+  EXPECT_EQ(make().choice(shaped(8, 8), 0), "fast");
+  // Another process, where "fast" does not launch (another device behind the same key,
+  // say): the cached choice fails, and the class is timed again without it.
+  tile::tuning::reset();
+  fast_fails = true;
+  auto t = make();
+  t(shaped(8, 8), 0);
+  EXPECT_NE(t.explanation().find("'fast', recalled, failed to launch here; 'middle', timed fastest"),
+            std::string::npos)
+      << t.explanation();
+  EXPECT_EQ(t.choice(shaped(8, 8), 0), "middle");
+  // And the new choice is what the cache says now.
+  tile::tuning::reset();
+  EXPECT_NE(make().choice(shaped(8, 8), 0), "fast");
+
+  // TILE_TUNE=off: the first candidate, and when it fails the first other that launches.
+  fast_fails = true;
+  ::setenv("TILE_TUNE", "off", 1);
+  fs::remove(cache_);
+  tile::tuning::reset();
+  auto u = tile::autotune("k-recall-off", tile::candidate("fast", &fast_unless), tile::candidate("middle", &sleeper<2, 3>));
+  u(shaped(8, 8), 0);
+  EXPECT_NE(u.explanation().find("'middle', the first that launches (TILE_TUNE=off times nothing)"), std::string::npos)
+      << u.explanation();
+  fast_fails = false;
+}
+
+TEST_F(Autotune, ExplainsTheDecisionOfEachLaunch) {
+  auto t = three("k-explain");
+  t(shaped(8, 8), 1);
+  const std::string first = t.explanation();
+  t(shaped(8, 8), 2);
+  EXPECT_NE(t.explanation(), first);
+  t(shaped(8, 8), 1); // recalled in this process: its own explanation again
+  EXPECT_EQ(t.explanation(), first);
+}
+
 TEST_F(Autotune, ShapeClasses) {
   auto t = three("k-class");
   EXPECT_EQ(t.shape_class_of(shaped(2000, 3000), 5), "2048x4096 5");
@@ -253,6 +319,14 @@ TEST_F(Autotune, ShapeClasses) {
   const int before = calls[0];
   t(shaped(5000, 7), 9); // "big" again: no timing
   EXPECT_EQ(calls[0], before);
+  // A class that a tuning file could not hold.
+  t.shape_class([](const Tensor &, int) { return std::string("two\nlines"); });
+  try {
+    t(shaped(1, 1), 0);
+    FAIL() << "a shape class with a line break was taken";
+  } catch (const tile::error &e) {
+    EXPECT_NE(std::string(e.what()).find("holds a tab or a line break"), std::string::npos) << e.what();
+  }
 }
 
 } // namespace
