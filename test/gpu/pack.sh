@@ -18,6 +18,8 @@ if [ "$only" = --examples ]; then
   cp "$src"/bin/example-* "$dest/bin/"
 else
   cp "$src"/bin/* "$dest/bin/"
+  # The PyTorch example's library and scripts (examples/torch), where they were built.
+  [ -d "$src/torch" ] && cp -r "$src/torch" "$dest/"
   [ -d "$src/fuzz" ] && cp -r "$src/fuzz" "$dest/"
 fi
 # The newest cached images of each tensor-core kernel family: the GEMM has three (the

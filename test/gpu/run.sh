@@ -18,6 +18,7 @@ for program in bin/*; do
   device=cuda
   [ "$name" = unit-tests ] && device=cpu
   TILE_DEVICE=$device TILE_TEST_IMAGE="$PWD/lib/libtile_runtime_test_image.so" \
+    TILE_FAKE_HIP="$PWD/lib/libtile_fake_hip_runtime.so" \
     timeout -k 10 "$limit" "$program" > "results/$name.out" 2> "results/$name.err"
   echo $? > "results/$name.rc"
   printf '%-24s exit %s\n' "$name" "$(cat "results/$name.rc")"

@@ -63,25 +63,34 @@ TEST(RuntimeHip, ReadsTheArchitecturesOfAnOffloadBundle) {
 }
 
 #ifdef TILE_FAKE_HIP
+/// The libraries these tests load: from the environment where the tests were carried to
+/// another machine (the GPU test set's run.sh sets them), else from the build tree.
+std::string from_env(const char *name, const char *built) {
+  const char *env = std::getenv(name);
+  return env && *env ? env : built;
+}
+std::string fake_hip() { return from_env("TILE_FAKE_HIP", TILE_FAKE_HIP); }
+std::string test_image() { return from_env("TILE_TEST_IMAGE", TILE_TEST_IMAGE); }
+
 TEST(RuntimeHip, AMissingLibraryIsAReason) {
   std::string why;
   EXPECT_EQ(load_hip_runtime("/nonexistent/libamdhip64.so", why), nullptr);
   EXPECT_NE(why.find("no HIP runtime: /nonexistent/libamdhip64.so could not be loaded"), std::string::npos) << why;
   why.clear();
-  EXPECT_EQ(load_hip_runtime(TILE_TEST_IMAGE, why), nullptr); // a library without HIP's functions
+  EXPECT_EQ(load_hip_runtime(test_image(), why), nullptr); // a library without HIP's functions
   EXPECT_NE(why.find("has no hipInit"), std::string::npos) << why;
 }
 
 TEST(RuntimeHip, NoDeviceIsAReason) {
   setenv("FAKE_HIP_INIT_FAILS", "1", 1);
   std::string why;
-  auto rt = load_hip_runtime(TILE_FAKE_HIP, why);
+  auto rt = load_hip_runtime(fake_hip(), why);
   unsetenv("FAKE_HIP_INIT_FAILS");
   ASSERT_NE(rt, nullptr) << why;
   EXPECT_EQ(hip_runtime_device_count(*rt, why), 0);
   EXPECT_EQ(why, "the HIP runtime found no usable AMD GPU (hipInit: hipErrorInvalidDevice)");
   setenv("FAKE_HIP_DEVICES", "0", 1);
-  rt = load_hip_runtime(TILE_FAKE_HIP, why);
+  rt = load_hip_runtime(fake_hip(), why);
   ASSERT_NE(rt, nullptr) << why;
   EXPECT_EQ(hip_runtime_device_count(*rt, why), 0);
   EXPECT_EQ(why, "the HIP runtime sees no AMD GPU");
@@ -90,7 +99,7 @@ TEST(RuntimeHip, NoDeviceIsAReason) {
 TEST(RuntimeHip, RefusesImagesItCannotRun) {
   setenv("FAKE_HIP_DEVICES", "1", 1);
   std::string why;
-  auto rt = load_hip_runtime(TILE_FAKE_HIP, why);
+  auto rt = load_hip_runtime(fake_hip(), why);
   ASSERT_NE(rt, nullptr) << why;
   ASSERT_EQ(hip_runtime_device_count(*rt, why), 1);
   auto backend = make_hip_backend(rt, 0);
