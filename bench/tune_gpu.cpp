@@ -14,11 +14,13 @@
 
 namespace T = tile;
 
-template <int BM, int BN, int BK, int NT, int S, int PANEL = 1>
+template <int BM, int BN, int BK, int NT, int S, int PANEL = 1, bool PERSISTENT = false>
 [[tile::kernel]] void gemm_v(T::tensor<const T::bf16, 2> A, T::tensor<const T::bf16, 2> B, T::tensor<T::bf16, 2> C) {
   const int K = A.size(1), N = B.size(1), M = A.size(0);
   auto [bx, by] = T::grid(T::ceildiv(N, BN), T::ceildiv(M, BM), T::threads(NT));
   T::use_swizzle(PANEL); // blocks in panels of PANEL rows (1: in order)
+  if constexpr (PERSISTENT)
+    T::persistent();
   T::shared<T::bf16, BM, BK> As;
   T::shared<T::bf16, BK, BN> Bs;
   T::fragment<float, BM, BN> acc;
@@ -85,6 +87,9 @@ void tune_gemm(int n) {
   run("128x256x64 t256 s3 panel 8", [](auto &&...x) { gemm_v<128, 256, 64, 256, 3, 8>(x...); });
   run("128x256x64 t256 s3 panel 16", [](auto &&...x) { gemm_v<128, 256, 64, 256, 3, 16>(x...); });
   run("128x256x64 t256 s4 panel 8", [](auto &&...x) { gemm_v<128, 256, 64, 256, 4, 8>(x...); });
+  // Persistent grids (a block an SM taking tiles in turn).
+  run("128x256x64 t256 s3 panel 8 persistent", [](auto &&...x) { gemm_v<128, 256, 64, 256, 3, 8, true>(x...); });
+  run("128x256x64 t256 s4 panel 8 persistent", [](auto &&...x) { gemm_v<128, 256, 64, 256, 4, 8, true>(x...); });
 }
 
 /// Attention b4 h32 s4096 at head_dim D, causal or not: the variants against the first
@@ -118,6 +123,13 @@ template <int D, bool CAUSAL> void tune_attention() {
   constexpr bool WS = true, CP = false;
   run("BM128 BN128 s3 ws", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 128, 256, 3, true, WS>(x...); });
   run("BM128 BN128 s2 ws", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 128, 256, 2, true, WS>(x...); });
+  // Persistent grids (a block an SM taking query blocks in turn).
+  run("BM128 BN128 s2 ws persistent",
+      [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 128, 256, 2, true, WS, true>(x...); });
+  run("BM128 BN128 s3 ws persistent",
+      [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 128, 256, 3, true, WS, true>(x...); });
+  run("BM128 BN64 s3 ws persistent",
+      [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 64, 256, 3, true, WS, true>(x...); });
   if constexpr (D == 64) // (at head_dim 128, 4 stages of 128 keys take more shared memory than a block has)
     run("BM128 BN128 s4 ws", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 128, 256, 4, true, WS>(x...); });
   run("BM128 BN64 s3 ws", [](auto &&...x) { flash::flash_attention<D, CAUSAL, 128, 64, 256, 3, true, WS>(x...); });

@@ -9,7 +9,7 @@ namespace flash {
 namespace T = tile;
 
 template <int D, bool CAUSAL, int BM = 64, int BN = 64, int NT = 128, int STAGES = 2, bool LONGEST_FIRST = true,
-          bool WARP_SPECIALIZE = true>
+          bool WARP_SPECIALIZE = true, bool PERSISTENT = false>
 [[tile::kernel]] void flash_attention(T::tensor<const T::bf16, 4> Q, T::tensor<const T::bf16, 4> K,
                                       T::tensor<const T::bf16, 4> V, T::tensor<T::bf16, 4> O, float scale) {
   const int H = Q.size(1), SQ = Q.size(2), HKV = K.size(1), SK = K.size(2);
@@ -21,6 +21,10 @@ template <int D, bool CAUSAL, int BM = 64, int BN = 64, int NT = 128, int STAGES
   // that iteration's softmax does; bench/tune_gpu.cpp also times it without.
   if constexpr (!WARP_SPECIALIZE)
     T::warp_specialize(false);
+  // A persistent grid: a block an SM, each taking query blocks in turn (in the order above),
+  // its producer loading the next one's Q, K and V while its consumers store the last O.
+  if constexpr (PERSISTENT)
+    T::persistent();
   const int hk = by / (H / HKV);
   // Causal: the query block with the most key blocks takes the grid's first block index
   // (the GPU starts blocks in index order), so that the short ones fill the last wave.

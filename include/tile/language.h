@@ -65,6 +65,12 @@ inline void use_swizzle(int panel = 8) { (void)panel; }
 /// softmax); warp_specialize(false) keeps the kernel's pipelines on cp.async.
 inline void warp_specialize(bool on = true) { (void)on; }
 
+/// Whether a warp-specialized kernel (Hopper, sm_90a) runs on a persistent grid: at most one
+/// block an SM, each taking the grid's tiles in turn (in the order the launch would run
+/// them, use_swizzle's panels included), its producer warpgroup loading the next tile while
+/// its consumers finish the last. Off without the call.
+inline void persistent(bool on = true) { (void)on; }
+
 // ---------------------------------------------------------------------------------------
 // Buffers
 // ---------------------------------------------------------------------------------------

@@ -97,6 +97,8 @@ std::string manifest(const std::string &target, const std::vector<std::string> &
         os << (d ? "x" : "") << m.box[d];
       os << "\n";
     }
+    if (k.persistent)
+      os << "persistent\n";
     for (size_t f = 0; f < kernels.size(); ++f)
       if (kernels[f].fallback_of == k.key)
         os << "fallback " << symbols[f] << " " << kernels[f].threads + kernels[f].producer_threads << " "

@@ -370,7 +370,7 @@ bool Translator::tile_op(const CallExpr *call) {
   std::string op = name.substr(6);
   static const char *ops[] = {"copy", "gemm", "clear", "fill", "reduce_sum", "reduce_max", "reduce_min",
                               "reduce_absmax", "reduce_abssum", "cumsum", "atomic_add", "atomic_max", "atomic_min",
-                              "print", "device_assert", "use_swizzle", "warp_specialize", "annotate_layout", "grid", "expect"};
+                              "print", "device_assert", "use_swizzle", "warp_specialize", "persistent", "annotate_layout", "grid", "expect"};
   bool known = false;
   for (const char *o : ops)
     known |= op == o;
@@ -687,6 +687,19 @@ bool Translator::tile_op(const CallExpr *call) {
     if (!on)
       return true;
     kernel.warp_specialize = *on ? ir::Kernel::WarpSpecialization::On : ir::Kernel::WarpSpecialization::Off;
+    return true;
+  }
+
+  if (op == "persistent") {
+    if (loop_depth > 0 || conditional > 0 || !inline_stack.empty()) {
+      error(loc, "tile::persistent must be a statement of the kernel's body, outside loops, run-time ifs and macros",
+            "call it once at the top level of the kernel (it applies to the whole kernel; if constexpr may choose)");
+      return true;
+    }
+    auto on = const_int(call->getArg(0), "the argument of tile::persistent");
+    if (!on)
+      return true;
+    kernel.persistence = *on ? ir::Kernel::Persistence::On : ir::Kernel::Persistence::Off;
     return true;
   }
 

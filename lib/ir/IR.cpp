@@ -625,6 +625,7 @@ Stmt if_then_else(Expr c, Stmt t, Stmt e, bool rare_else) {
 }
 Stmt decl_buffer(Buffer b) { return std::make_shared<DeclBufferNode>(std::move(b)); }
 Stmt barrier() { return std::make_shared<BarrierNode>(); }
+Stmt while_loop(Expr cond, Stmt body) { return std::make_shared<WhileNode>(std::move(cond), std::move(body)); }
 
 std::int64_t Kernel::storage_elements(const BufferNode *b) const {
   auto it = shared_layouts.find(b);

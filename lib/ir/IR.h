@@ -66,7 +66,9 @@ namespace tile::ir {
   X(ProxyFence)                                                                                    \
   X(Mbarrier)                                                                                      \
   X(BulkCopy)                                                                                      \
-  X(RegisterBudget)
+  X(RegisterBudget)                                                                                \
+  X(While)                                                                                         \
+  X(TileFetch)
 
 enum class ExprKind {
 #define X(N) N,
@@ -686,6 +688,28 @@ struct RegisterBudgetNode : StmtNode {
   RegisterBudgetNode(int r, bool inc) : StmtNode(static_kind), registers(r), increase(inc) {}
 };
 
+/// `while (cond) body` (made by warp-specialize: a persistent block's loop over its tiles).
+struct WhileNode : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::While;
+  Expr cond;
+  Stmt body;
+  WhileNode(Expr c, Stmt b) : StmtNode(static_kind), cond(std::move(c)), body(std::move(b)) {}
+};
+
+/// Sets `tile` to a tile of a persistent grid (made by warp-specialize): First, the block's
+/// first tile (its index in the launched grid); Publish (the producer's issuing thread), the
+/// next tile of the launch's shared count, taken atomically and stored into the one-element
+/// shared `slot`; Receive (the consumers, after the mbarrier the producer arrives on once
+/// it published), the tile in `slot`. Tiles past the last mean that the block is done.
+enum class TileFetchOp { First, Publish, Receive };
+struct TileFetchNode : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::TileFetch;
+  TileFetchOp op;
+  Var tile;
+  Buffer slot; // null for First
+  TileFetchNode(TileFetchOp o, Var t, Buffer s) : StmtNode(static_kind), op(o), tile(std::move(t)), slot(std::move(s)) {}
+};
+
 Stmt seq(std::vector<Stmt> stmts); // flattens nested Seqs; one statement stays itself
 Stmt declare(Var v, Expr init);
 Stmt assign(Var v, Expr value);
@@ -694,6 +718,7 @@ Stmt for_loop(Var v, Expr begin, Expr extent, ForKind k, Stmt body, Expr step = 
 Stmt if_then_else(Expr c, Stmt t, Stmt e = nullptr, bool rare_else = false);
 Stmt decl_buffer(Buffer b);
 Stmt barrier();
+Stmt while_loop(Expr cond, Stmt body);
 
 // ---------------------------------------------------------------------------------------
 // Kernels
@@ -738,6 +763,14 @@ struct Kernel {
   /// The key of the kernel this one is the fallback of (the same program without tensor maps:
   /// its symbol gets a suffix, and the manifest lists it under that kernel); empty if none.
   std::string fallback_of;
+  /// tile::persistent(on): Auto (not called) and Off: one block a tile; On: warp-specialize
+  /// makes the grid persistent where it specializes the kernel.
+  enum class Persistence { Auto, On, Off };
+  Persistence persistence = Persistence::Auto;
+  /// A persistent grid (warp-specialize): the runtime launches at most one block an SM and
+  /// passes a zeroed tile count after the tensor maps; each block takes tiles (TileFetch) in
+  /// a While loop and computes its tile's block indices (no block_index of the launch).
+  bool persistent = false;
   Stmt body;
   /// The thread's index in its block (GPU targets; made by the passes that need it).
   Var thread_index;

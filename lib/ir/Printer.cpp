@@ -435,6 +435,23 @@ public:
       os << "])";
       break;
     }
+    case StmtKind::While: {
+      auto n = s->as<WhileNode>();
+      os << "while (";
+      expr(n->cond);
+      os << ")";
+      block(n->body);
+      break;
+    }
+    case StmtKind::TileFetch: {
+      auto n = s->as<TileFetchNode>();
+      os << var_name(n->tile.get()) << " = ";
+      if (n->op == TileFetchOp::First)
+        os << "first_tile()";
+      else
+        os << (n->op == TileFetchOp::Publish ? "publish_next_tile(" : "received_tile(") << buffer_name(n->slot.get()) << ")";
+      break;
+    }
     case StmtKind::RegisterBudget: {
       auto n = s->as<RegisterBudgetNode>();
       os << "registers_" << (n->increase ? "up" : "down") << "_to(" << n->registers << ")";
@@ -562,6 +579,8 @@ public:
         os << (d ? "x" : "") << m.box[d];
       os << ", swizzle " << m.swizzle_bytes << ")";
     }
+    if (k.persistent)
+      os << " persistent";
     if (!k.fallback_of.empty())
       os << " fallback";
     if (k.shared_bytes >= 0)

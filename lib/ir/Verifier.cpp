@@ -285,6 +285,12 @@ public:
     }
   }
   void visit_AnnotateLayout(const AnnotateLayoutNode *n) override { check_buffer(n->buffer, "annotate_layout"); }
+  void visit_TileFetch(const TileFetchNode *n) override {
+    if (!var_in_scope(n->tile.get()))
+      fail("tile fetch into undeclared variable '" + n->tile->name + "'");
+    if (n->op != TileFetchOp::First && (!n->slot || n->slot->scope != Scope::Shared || n->slot->num_elements() != 1))
+      fail("tile fetch through a slot that is not one element of shared memory");
+  }
 };
 
 } // namespace
@@ -298,8 +304,9 @@ std::vector<std::string> verify(const Kernel &k) {
     else
       v.vars[0].insert(p.scalar.get());
   }
+  // (A persistent kernel declares its block indices for each tile it takes.)
   for (int d = 0; d < 3; ++d)
-    if (k.block_index[d])
+    if (k.block_index[d] && !k.persistent)
       v.vars[0].insert(k.block_index[d].get());
   if (k.thread_index)
     v.vars[0].insert(k.thread_index.get());

@@ -148,6 +148,11 @@ void IRVisitor::visit_BulkCopy(const BulkCopyNode *n) {
   visit(n->barrier_index);
 }
 void IRVisitor::visit_RegisterBudget(const RegisterBudgetNode *) {}
+void IRVisitor::visit_While(const WhileNode *n) {
+  visit(n->cond);
+  visit(n->body);
+}
+void IRVisitor::visit_TileFetch(const TileFetchNode *) {}
 void IRVisitor::visit_Mma(const MmaNode *n) {
   for (auto *regs : {&n->a_regs, &n->b_regs, &n->c_regs})
     for (auto &r : *regs)
@@ -378,6 +383,12 @@ Stmt IRMutator::mutate_BulkCopy(const Stmt &self, const BulkCopyNode *n) {
   return std::make_shared<BulkCopyNode>(n->map, std::move(coords), n->dst, d, n->barriers, b);
 }
 Stmt IRMutator::mutate_RegisterBudget(const Stmt &self, const RegisterBudgetNode *) { return self; }
+Stmt IRMutator::mutate_While(const Stmt &self, const WhileNode *n) {
+  auto c = mutate(n->cond);
+  auto body = mutate(n->body);
+  return c == n->cond && body == n->body ? self : while_loop(c, body);
+}
+Stmt IRMutator::mutate_TileFetch(const Stmt &self, const TileFetchNode *) { return self; }
 Stmt IRMutator::mutate_Mma(const Stmt &self, const MmaNode *n) {
   bool changed = false;
   auto a = mutate(n->a_regs, changed), b = mutate(n->b_regs, changed), c = mutate(n->c_regs, changed);

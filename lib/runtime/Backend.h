@@ -27,6 +27,9 @@ struct LaunchConfig {
   /// of 128 bytes that encode_tensor_maps() wrote.
   const void *tensor_maps = nullptr;
   int tensor_map_count = 0;
+  /// A persistent grid's tile count (zeroed_counter()), passed after the tensor maps; null
+  /// for other kernels.
+  void *tile_count = nullptr;
 };
 
 /// One device: memory, image loading and launches. Methods throw tile::error with the bare
@@ -65,6 +68,15 @@ public:
   virtual std::string encode_tensor_maps(const TensorMapEncoding *maps, int n, void *out) {
     (void)maps, (void)n, (void)out;
     return "this device takes no tensor maps";
+  }
+  /// The device's multiprocessors (a persistent grid launches at most one block each).
+  virtual int multiprocessors() const { return 1; }
+  /// A 32-bit count in device memory that is zero when work launched next on `stream` runs
+  /// (a persistent grid's tiles taken); it stays the launch's while fewer than a thousand
+  /// other persistent launches are in flight.
+  virtual void *zeroed_counter(void *stream) {
+    (void)stream;
+    throw tile::error("this device runs no persistent grids");
   }
   /// The most dynamic shared memory a block may have.
   virtual long long max_shared_bytes() const { return std::numeric_limits<long long>::max(); }

@@ -35,6 +35,7 @@ struct Driver {
   X(cuCtxSynchronize, "cuCtxSynchronize")                                                                              \
   X(cuMemAlloc, "cuMemAlloc_v2")                                                                                       \
   X(cuMemFree, "cuMemFree_v2")                                                                                         \
+  X(cuMemsetD32Async, "cuMemsetD32Async")                                                                              \
   X(cuMemcpyHtoD, "cuMemcpyHtoD_v2")                                                                                   \
   X(cuMemcpyDtoH, "cuMemcpyDtoH_v2")                                                                                   \
   X(cuModuleLoadData, "cuModuleLoadData")                                                                              \
@@ -122,6 +123,8 @@ public:
     check(d.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device_), "cuDeviceGetAttribute");
     check(d.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device_), "cuDeviceGetAttribute");
     arch_ = "sm_" + std::to_string(major * 10 + minor);
+    check(d.cuDeviceGetAttribute(&multiprocessors_, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device_),
+          "cuDeviceGetAttribute");
   }
 
   tile::device device() const override { return tile::device{tile::backend::cuda, index_}; }
@@ -205,9 +208,13 @@ public:
       auto &a = const_cast<rt::kernel_arg &>(args[i]);
       params[i] = a.kind == rt::kernel_arg::tensor_arg ? static_cast<void *>(&a.data) : static_cast<void *>(&a.value);
     }
-    // Tensor maps after the arguments, passed by value (128 bytes each).
+    // Tensor maps after the arguments, passed by value (128 bytes each), then a persistent
+    // grid's count.
     for (int i = 0; i < c.tensor_map_count; ++i)
       params.push_back(const_cast<unsigned char *>(static_cast<const unsigned char *>(c.tensor_maps) + 128 * i));
+    void *count = c.tile_count;
+    if (count)
+      params.push_back(&count);
     check(d.cuLaunchKernel(f, unsigned(c.grid[0]), unsigned(c.grid[1]), unsigned(c.grid[2]), unsigned(c.threads), 1, 1,
                            unsigned(c.shared_bytes), static_cast<CUstream>(c.stream), params.data(), nullptr),
           "cuLaunchKernel");
@@ -235,6 +242,21 @@ public:
     return "";
   }
   long long max_shared_bytes() const override { return max_shared_; }
+  int multiprocessors() const override { return multiprocessors_; }
+  void *zeroed_counter(void *stream) override {
+    enter();
+    std::lock_guard lock(mutex_);
+    if (!counters_) {
+      CUdeviceptr p = 0;
+      check(driver().cuMemAlloc(&p, kCounters * sizeof(unsigned)), "cuMemAlloc");
+      counters_ = p;
+    }
+    // A ring: a count is reused a thousand persistent launches later, when the launch that
+    // had it is long done (or, on the same stream, certainly done).
+    const CUdeviceptr p = counters_ + (next_counter_++ % kCounters) * sizeof(unsigned);
+    check(driver().cuMemsetD32Async(p, 0, 1, static_cast<CUstream>(stream)), "cuMemsetD32Async");
+    return reinterpret_cast<void *>(p);
+  }
 
   /// Waits for the device, then reports the first failed device_assert of any image.
   void synchronize() override {
@@ -274,6 +296,10 @@ private:
   std::string arch_; // "sm_90"
   std::mutex mutex_;
   std::unordered_set<CUfunction> raised_;
+  static constexpr unsigned kCounters = 1024;
+  CUdeviceptr counters_ = 0; // persistent grids' tile counts
+  unsigned next_counter_ = 0;
+  int multiprocessors_ = 1;
   std::vector<CUdeviceptr> assert_states_; // of every loaded image that has one
 };
 

@@ -1,5 +1,7 @@
 // tile::rt::launch_packed: finds a kernel's image for the current device, checks the
 // arguments against the manifest's signature, and hands the launch to the backend.
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cxxabi.h>
@@ -77,6 +79,7 @@ namespace tile::rt {
 
 namespace {
 thread_local int last_tensor_map_launch_state = -1;
+thread_local long long last_launch_blocks_state = 0;
 
 /// TILE_LOG=launches (a comma-separated list that holds it).
 bool log_launches() {
@@ -92,11 +95,13 @@ bool log_launches() {
 } // namespace
 
 int last_tensor_map_launch() { return last_tensor_map_launch_state; }
+long long last_launch_blocks() { return last_launch_blocks_state; }
 
 void launch_packed(const char *key, std::int64_t gx, std::int64_t gy, std::int64_t gz,
                    const kernel_arg *args, int nargs, const tile::stream *s) {
   using namespace tile::runtime;
   last_tensor_map_launch_state = -1;
+  last_launch_blocks_state = 0;
   const tile::device dev = tile::current_device();
   if (!key)
     fail("(null)", dev, "null kernel key");
@@ -155,6 +160,10 @@ void launch_packed(const char *key, std::int64_t gx, std::int64_t gy, std::int64
   }
   if (!maps.empty() && why_not.empty())
     why_not = backend.encode_tensor_maps(maps.data(), int(maps.size()), encoded.data());
+  // A persistent grid counts its tiles in 32 bits (tile_cuda.h's next_tile).
+  const std::int64_t resident = kernel.persistent ? std::max(1, backend.multiprocessors()) : 0;
+  if (kernel.persistent && why_not.empty() && blocks > INT32_MAX - resident)
+    why_not = "its persistent grid counts tiles in 32 bits, and the grid has " + std::to_string(blocks) + " blocks";
   const bool fallback = !why_not.empty();
   last_tensor_map_launch_state = maps.empty() ? -1 : fallback ? 0 : 1;
   if (fallback && log_launches())
@@ -167,9 +176,20 @@ void launch_packed(const char *key, std::int64_t gx, std::int64_t gy, std::int64
     config.tensor_maps = encoded.data();
     config.tensor_map_count = int(maps.size());
   }
+  if (!fallback && kernel.persistent) {
+    config.grid[0] = std::min(blocks, resident);
+    config.grid[1] = config.grid[2] = 1;
+  }
+  if (log_launches() && !fallback && kernel.persistent)
+    std::fprintf(stderr, "tile: %s on %s: a persistent grid of %lld blocks takes its %lld tiles\n",
+                 std::string(found->display_name).c_str(), dev.name().c_str(), (long long)config.grid[0],
+                 (long long)blocks);
   try {
+    if (!fallback && kernel.persistent)
+      config.tile_count = backend.zeroed_counter(config.stream);
     FunctionHandle fn = Registry::global().function(*found->image, kernel, backend, fallback);
     backend.launch(fn, config, args, nargs);
+    last_launch_blocks_state = config.grid[0] * config.grid[1] * config.grid[2];
   } catch (const tile::error &e) {
     fail(found->display_name, dev, e.what());
   }

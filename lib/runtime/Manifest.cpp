@@ -180,6 +180,11 @@ Manifest parse_manifest(std::string_view text) {
       if (spec.box.size() != size_t(k.params[size_t(spec.param)].rank) || !rest.empty())
         malformed(line, "tensor map box '" + std::string(box) + "' does not have one extent per dimension of the tensor");
       k.tensor_maps.push_back(std::move(spec));
+    } else if (kind == "persistent") {
+      if (m.kernels.empty() || m.kernels.back().tensor_maps.empty() || m.kernels.back().fallback ||
+          m.kernels.back().persistent || !rest.empty())
+        malformed(line, "a 'persistent' record must follow a kernel's 'tmap' records, once, before its 'fallback'");
+      m.kernels.back().persistent = true;
     } else if (kind == "fallback") {
       if (m.kernels.empty() || m.kernels.back().tensor_maps.empty() || m.kernels.back().fallback)
         malformed(line, "a 'fallback' record must follow a kernel's 'tmap' records, once");

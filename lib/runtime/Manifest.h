@@ -16,6 +16,9 @@
 // (CUDA: sm_NN[a] machine code for exactly that architecture, compute_NN code the driver
 // compiles for NN and later); without it the image runs on every device of its target. A
 // translation unit whose architectures need different code registers an image for each.
+//
+// A kernel with tensor maps lists them after its record (`tmap <param> <swizzle> <box>`),
+// then `persistent` where its grid is persistent, then `fallback <symbol> <threads> <shared>`.
 #pragma once
 
 #include <string>
@@ -52,6 +55,9 @@ struct KernelInfo {
   /// Tensor maps passed after the parameters (bulk tensor copies), and the entry that needs
   /// none, for launches whose tensors no map can describe.
   std::vector<TensorMapSpec> tensor_maps;
+  /// A persistent grid (`persistent`, after the tensor maps): at most one block an SM is
+  /// launched, and a zeroed tile count is passed after the tensor maps.
+  bool persistent = false;
   std::optional<EntryInfo> fallback;
 };
 

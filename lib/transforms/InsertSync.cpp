@@ -38,6 +38,8 @@ public:
     if (auto f = s->as<ForNode>(); f && f->for_kind != ForKind::Threads && f->for_kind != ForKind::Slots &&
                                             f->for_kind != ForKind::Rolled)
       return sync_loop(s, f, pending);
+    if (auto w = s->as<WhileNode>())
+      return sync_while(s, w, pending);
     if (auto i = s->as<IfNode>()) {
       SharedAccess then_pending = pending, else_pending = pending;
       Stmt t = sync(i->then_case, then_pending);
@@ -105,6 +107,33 @@ private:
     }
     pending.merge(acc);
     return s;
+  }
+
+  /// A while loop (a persistent block's tiles) as a loop of unknown count without a
+  /// variable: what its body leaves pending reaches its next iteration unshifted.
+  Stmt sync_while(const Stmt &s, const WhileNode *w, SharedAccess &pending) {
+    bool before = false;
+    if (!pending.empty() && pending.conflicts_with(leading_access(w->body))) {
+      pending = SharedAccess();
+      before = true;
+    }
+    const SharedAccess entry = pending;
+    SharedAccess carried = entry;
+    for (;;) {
+      SharedAccess end = carried;
+      sync(w->body, end);
+      SharedAccess next = entry;
+      next.merge(end);
+      next.merge(carried);
+      if (next == carried)
+        break;
+      carried = next;
+    }
+    Stmt body = sync(w->body, carried);
+    pending = entry; // (it may run no iteration)
+    pending.merge(carried);
+    Stmt loop = body == w->body ? s : while_loop(w->cond, body);
+    return before ? seq({barrier(), loop}) : loop;
   }
 
   Stmt sync_loop(const Stmt &s, const ForNode *f, SharedAccess &pending) {

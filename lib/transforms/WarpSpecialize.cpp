@@ -442,27 +442,136 @@ private:
         return not_specialized(loop, "'" + b->name + "' is not declared at the top of the kernel's body");
     }
 
-    // The tensor maps: one per tensor and box.
-    std::vector<int> map_of;
-    for (auto &p : copies) {
-      std::vector<std::int64_t> box(size_t(p.copy->src.buffer->rank()), 1);
-      box[size_t(p.copy->src.tile_dims[0])] = p.rows;
-      box[size_t(p.copy->src.tile_dims[1])] = p.box_cols;
-      int found = -1;
-      for (size_t m = 0; m < k_.tensor_maps.size(); ++m)
-        if (k_.tensor_maps[m].param == p.param && k_.tensor_maps[m].box == box)
-          found = int(m);
-      if (found < 0) {
-        found = int(k_.tensor_maps.size());
-        k_.tensor_maps.push_back({p.param, box, 128});
+    // Where the blocks' indices come from: the launch's grid, or (tile::persistent()) tiles
+    // that a grid of at most one block an SM takes in turn. The prelude's declarations that
+    // read block indices are then computed again for each tile.
+    std::set<const VarNode *> by_tile;
+    for (auto &b : k_.block_index)
+      if (b)
+        by_tile.insert(b.get());
+    std::vector<Stmt> fixed_prelude, tile_prelude;
+    for (const Stmt &d : prelude) {
+      std::set<const VarNode *> reads;
+      free_vars(d->as<DeclareNode>()->init, reads);
+      if (std::any_of(reads.begin(), reads.end(), [&](const VarNode *v) { return by_tile.count(v) > 0; })) {
+        by_tile.insert(d->as<DeclareNode>()->var.get());
+        tile_prelude.push_back(d);
+      } else {
+        fixed_prelude.push_back(d);
       }
-      map_of.push_back(found);
+    }
+    bool persistent = false;
+    if (k_.persistence == Kernel::Persistence::On) {
+      bool prints = false;
+      for_each_node(k_.body, nullptr, [&](const Stmt &s) { prints |= s->as<PrintNode>() != nullptr; });
+      std::set<const VarNode *> grid_reads;
+      bool grid_loads = false;
+      for (int d = 0; d < 3; ++d)
+        if (k_.grid[d]) {
+          free_vars(k_.grid[d], grid_reads);
+          grid_loads |= reads_memory(k_.grid[d]);
+        }
+      const VarNode *unknown = nullptr;
+      for (const VarNode *v : grid_reads)
+        if (!known.count(v) || by_tile.count(v))
+          unknown = v;
+      if (prints)
+        k_.remarks.push_back({loop->loc, "grid not persistent: the kernel prints, and a print names its block by the "
+                                         "launch's indices"});
+      else if (grid_loads || unknown)
+        k_.remarks.push_back({loop->loc, "grid not persistent: its extents read " +
+                                             (unknown ? "'" + unknown->name + "'" : std::string("memory")) +
+                                             ", which the blocks cannot compute (write them from the parameters and "
+                                             "constants declared before the loop)"});
+      else
+        persistent = true;
     }
 
     // Whether the last gemm overlaps the next iteration (then its tiles, "late", may have
     // barriers of their own: group 1).
     std::string no_overlap;
     const std::optional<OverlapPlan> overlap = plan_overlap(consumers, filled, S, no_overlap);
+
+    // Copies before the loop from a tensor into a shared tile that nothing else writes
+    // (attention's Q): the producer runs them too, as bulk copies completing on a barrier of
+    // their own (the "prologue"), which the consumers wait on where the copy was. With a
+    // persistent grid it loads the next tile's while the consumers finish the last.
+    std::vector<BulkCopyPlan> prologue;
+    std::set<const BufferNode *> prologue_bufs;
+    {
+      std::set<const BufferNode *> declared_top;
+      for (size_t i = 0; i < at; ++i)
+        if (auto db = top[i]->as<DeclBufferNode>())
+          declared_top.insert(db->buffer.get());
+      auto writes = [](const Stmt &s, const BufferNode *b) {
+        bool found = false;
+        for_each_node(s, nullptr, [&](const Stmt &x) {
+          if (auto st = x->as<StoreNode>())
+            found |= st->buffer.get() == b;
+          else if (auto c = x->as<CopyNode>())
+            found |= c->dst.buffer.get() == b;
+          else if (auto g = x->as<GemmNode>())
+            found |= g->c.buffer.get() == b;
+          else if (auto f = x->as<FillNode>())
+            found |= f->dst.buffer.get() == b;
+          else if (auto r = x->as<ReduceNode>())
+            found |= r->dst.get() == b;
+          else if (auto u = x->as<CumsumNode>())
+            found |= u->dst.get() == b;
+          else if (auto a = x->as<AtomicNode>())
+            found |= a->dst.buffer.get() == b;
+        });
+        return found;
+      };
+      // (Not with the overlap: there ptxas spilled the d128 attention's consumers, lit
+      // attention-ptxas.cpp, which the consumers' own copy does not.)
+      for (const Stmt &s : overlap ? std::vector<Stmt>{} : before) {
+        auto c = s->as<CopyNode>();
+        if (!c || c->src.buffer->scope != Scope::Global || c->dst.buffer->scope != Scope::Shared)
+          continue;
+        const BufferNode *d = c->dst.buffer.get();
+        if (!declared_top.count(d) || filled.count(d) || prologue_bufs.count(d))
+          continue;
+        std::string why;
+        std::optional<BulkCopyPlan> p = plan_copy(c, why);
+        if (!p)
+          continue;
+        bool other = false;
+        for (const Stmt &t : top)
+          if (t.get() != s.get() && writes(t, d))
+            other = true;
+        std::set<const VarNode *> reads;
+        bool reads_mem = false;
+        for (auto &b : c->src.begin) {
+          free_vars(b, reads);
+          reads_mem |= reads_memory(b);
+        }
+        for (const VarNode *v : reads)
+          other |= !known.count(v);
+        if (other || reads_mem)
+          continue;
+        prologue.push_back(*p);
+        prologue_bufs.insert(d);
+      }
+    }
+
+    // The tensor maps: one per tensor and box.
+    auto map_for = [&](const BulkCopyPlan &p) {
+      std::vector<std::int64_t> box(size_t(p.copy->src.buffer->rank()), 1);
+      box[size_t(p.copy->src.tile_dims[0])] = p.rows;
+      box[size_t(p.copy->src.tile_dims[1])] = p.box_cols;
+      for (size_t m = 0; m < k_.tensor_maps.size(); ++m)
+        if (k_.tensor_maps[m].param == p.param && k_.tensor_maps[m].box == box)
+          return int(m);
+      k_.tensor_maps.push_back({p.param, box, 128});
+      return int(k_.tensor_maps.size()) - 1;
+    };
+    std::vector<int> map_of, prologue_map;
+    for (auto &p : copies)
+      map_of.push_back(map_for(p));
+    for (auto &p : prologue)
+      prologue_map.push_back(map_for(p));
+
     auto late = [&](const BulkCopyPlan &p) { return overlap && overlap->late.count(p.copy->dst.buffer.get()) > 0; };
     const bool any_late = overlap && !overlap->late.empty();
     const bool any_early = !overlap || overlap->late.size() < copies.size();
@@ -471,16 +580,29 @@ private:
     const int E = any_early ? 0 : -1, L = any_late ? G - 1 : -1; // the early and late groups, if any
 
     // The staged buffers and the barriers: group g's full[s] = barriers[g S + s], its
-    // empty[s] = barriers[G S + g S + s].
+    // empty[s] = barriers[G S + g S + s]; then the prologue's full and empty, then the
+    // persistent grid's tile slot's full and empty.
     StageRewrite base;
     for (const BulkCopyPlan &p : copies) { // in the program's order
       const BufferNode *b = p.copy->dst.buffer.get();
       base.staged[b] = staged_buffer(k_, b, S);
       staged_decls.push_back(decl_buffer(base.staged[b]));
     }
-    const Buffer bars = make_buffer("barriers", Scope::Shared, ScalarType::U64, {2 * G * S});
+    for (const Stmt &s : before) // the prologue's tiles: the producer writes them too
+      if (auto db = s->as<DeclBufferNode>(); db && prologue_bufs.count(db->buffer.get()))
+        staged_decls.push_back(s);
+    const std::int64_t q_full = 2 * std::int64_t(G) * S, q_empty = q_full + 1;
+    const std::int64_t slot_full = q_full + (prologue.empty() ? 0 : 2), slot_empty = slot_full + 1;
+    const Buffer bars =
+        make_buffer("barriers", Scope::Shared, ScalarType::U64, {slot_full + (persistent ? 2 : 0)});
     bars->loc = loop->loc;
     staged_decls.push_back(decl_buffer(bars));
+    Buffer slot;
+    if (persistent) {
+      slot = make_buffer("next_tile", Scope::Shared, ScalarType::I32, {1});
+      slot->loc = loop->loc;
+      staged_decls.push_back(decl_buffer(slot));
+    }
     if (!k_.thread_index)
       k_.thread_index = make_var("tid", ScalarType::I32);
     const Expr tid = k_.thread_index;
@@ -493,70 +615,114 @@ private:
     };
     auto full = [&](int g, const Expr &stage) { return g == 0 ? stage : add(stage, imm(std::int64_t(g) * S)); };
     auto empty = [&](int g, const Expr &stage) { return add(stage, imm(std::int64_t(G + g) * S)); };
+    auto parity = [&](const Expr &n) { return binary(BinaryOp::Mod, n, int_imm(2)); };
     std::vector<std::int64_t> tx_bytes(size_t(G), 0);
     for (auto &p : copies)
       tx_bytes[size_t(group_of(p))] += p.bytes;
+    std::int64_t prologue_bytes = 0;
+    for (auto &p : prologue)
+      prologue_bytes += p.bytes;
 
     Var s = make_var("s", ScalarType::I32);
-    Stmt init = if_then_else(binary(BinaryOp::EQ, tid, int_imm(0)),
-                             for_loop(s, int_imm(0), int_imm(std::int64_t(G) * S), ForKind::Serial,
-                                      seq({mbar(MbarrierOp::Init, s, int_imm(1)),
-                                           mbar(MbarrierOp::Init, add(s, int_imm(std::int64_t(G) * S)), int_imm(NT))})));
+    std::vector<Stmt> inits = {for_loop(s, int_imm(0), int_imm(std::int64_t(G) * S), ForKind::Serial,
+                                        seq({mbar(MbarrierOp::Init, s, int_imm(1)),
+                                             mbar(MbarrierOp::Init, add(s, int_imm(std::int64_t(G) * S)), int_imm(NT))}))};
+    if (!prologue.empty()) {
+      inits.push_back(mbar(MbarrierOp::Init, int_imm(q_full), int_imm(1)));
+      inits.push_back(mbar(MbarrierOp::Init, int_imm(q_empty), int_imm(NT)));
+    }
+    if (persistent) {
+      inits.push_back(mbar(MbarrierOp::Init, int_imm(slot_full), int_imm(1)));
+      inits.push_back(mbar(MbarrierOp::Init, int_imm(slot_empty), int_imm(NT)));
+    }
+    Stmt init = if_then_else(binary(BinaryOp::EQ, tid, int_imm(0)), seq(inits));
 
-    // The producer's loop.
-    Stmt producer;
-    {
+    // Bulk copies of `p`'s boxes into `dst` (its first element at `stage`, or at 0 where
+    // null), completing on barrier `bar`, with the loop's variable as `r` substitutes it.
+    auto bulk_copies = [&](const BulkCopyPlan &p, int map, const Buffer &dst, const Expr &stage, const Expr &bar,
+                           StageRewrite &r, std::vector<Stmt> &out) {
+      const SharedLayout &layout = k_.shared_layouts.at(dst.get());
+      for (std::int64_t j = 0; j < p.boxes; ++j) {
+        std::vector<Expr> coords;
+        for (size_t d = 0; d < p.copy->src.begin.size(); ++d) {
+          Expr c0 = r.mutate(p.copy->src.begin[d]);
+          if (int(d) == p.copy->src.tile_dims[1])
+            c0 = add(c0, int_imm(j * p.box_cols, c0->type));
+          coords.push_back(cast(ScalarType::I32, c0));
+        }
+        std::vector<Expr> at = {int_imm(0), int_imm(j * p.box_cols)};
+        if (stage)
+          at.insert(at.begin(), cast(ScalarType::I32, stage));
+        auto bulk = std::make_shared<BulkCopyNode>(map, std::move(coords), dst, shared_offset(*dst, &layout, at), bars,
+                                                   cast(ScalarType::I32, bar));
+        bulk->loc = p.copy->loc;
+        out.push_back(bulk);
+      }
+    };
+
+    // The producer's work for one tile: `done` loop iterations of earlier tiles (null: none)
+    // and `n` tiles before it (null: none).
+    auto producer_tile = [&](const Expr &done, const Expr &n) {
+      std::vector<Stmt> out;
+      if (!prologue.empty()) {
+        if (n)
+          out.push_back(if_then_else(binary(BinaryOp::GT, n, int_imm(0)),
+                                     mbar(MbarrierOp::Wait, int_imm(q_empty), parity(add(n, int_imm(1))))));
+        out.push_back(mbar(MbarrierOp::ArriveExpectTx, int_imm(q_full), int_imm(prologue_bytes)));
+        StageRewrite r = base;
+        for (size_t c = 0; c < prologue.size(); ++c) {
+          const BufferNode *d = prologue[c].copy->dst.buffer.get();
+          bulk_copies(prologue[c], prologue_map[c], prologue[c].copy->dst.buffer, nullptr, int_imm(q_full), r, out);
+          (void)d;
+        }
+      }
       Var it = make_var("it", it_type);
-      const Expr stage = binary(BinaryOp::Mod, Expr(it), imm(S)), round = div(Expr(it), imm(S));
+      const Expr g_it = done ? add(done, Expr(it)) : Expr(it);
+      const Expr stage = binary(BinaryOp::Mod, g_it, imm(S)), round = div(g_it, imm(S));
       StageRewrite r = base;
       r.vars[loop->var.get()] = iteration(it);
       std::vector<Stmt> body;
       for (int g = 0; g < G; ++g) {
-      body.push_back(if_then_else(binary(BinaryOp::GE, Expr(it), imm(S)),
-                                  mbar(MbarrierOp::Wait, empty(g, stage),
-                                       binary(BinaryOp::Mod, add(round, imm(1)), imm(2)))));
-      body.push_back(mbar(MbarrierOp::ArriveExpectTx, full(g, stage), int_imm(tx_bytes[size_t(g)])));
-      for (size_t c = 0; c < copies.size(); ++c) {
-        const BulkCopyPlan &p = copies[c];
-        if (group_of(p) != g)
-          continue;
-        const Buffer &dst = base.staged[p.copy->dst.buffer.get()];
-        const SharedLayout &layout = k_.shared_layouts.at(dst.get());
-        for (std::int64_t j = 0; j < p.boxes; ++j) {
-          std::vector<Expr> coords;
-          for (size_t d = 0; d < p.copy->src.begin.size(); ++d) {
-            Expr c0 = r.mutate(p.copy->src.begin[d]);
-            if (int(d) == p.copy->src.tile_dims[1])
-              c0 = add(c0, int_imm(j * p.box_cols, c0->type));
-            coords.push_back(cast(ScalarType::I32, c0));
-          }
-          const Expr offset = shared_offset(*dst, &layout, {cast(ScalarType::I32, stage), int_imm(0), int_imm(j * p.box_cols)});
-          auto bulk = std::make_shared<BulkCopyNode>(map_of[c], std::move(coords), dst, offset, bars,
-                                                     cast(ScalarType::I32, full(g, stage)));
-          bulk->loc = p.copy->loc;
-          body.push_back(bulk);
+        body.push_back(if_then_else(binary(BinaryOp::GE, g_it, imm(S)),
+                                    mbar(MbarrierOp::Wait, empty(g, stage),
+                                         binary(BinaryOp::Mod, add(round, imm(1)), imm(2)))));
+        body.push_back(mbar(MbarrierOp::ArriveExpectTx, full(g, stage), int_imm(tx_bytes[size_t(g)])));
+        for (size_t c = 0; c < copies.size(); ++c)
+          if (group_of(copies[c]) == g)
+            bulk_copies(copies[c], map_of[c], base.staged[copies[c].copy->dst.buffer.get()], stage, full(g, stage), r,
+                        body);
+      }
+      out.push_back(for_loop(it, imm(0), loop->extent, ForKind::Serial, seq(body)));
+      return out;
+    };
+
+    // The consumers' work for one tile, the same way.
+    bool overlap_remarked = false;
+    auto consumer_tile = [&](const Expr &done, const Expr &n) {
+      auto g_of = [&](const Expr &i) { return done ? add(done, i) : i; };
+      std::vector<Stmt> out;
+      for (const Stmt &x : before) {
+        auto c = x->as<CopyNode>();
+        if (c && prologue_bufs.count(c->dst.buffer.get())) {
+          if (c == prologue.front().copy) // (one barrier for all: waited for at the first)
+            out.push_back(mbar(MbarrierOp::Wait, int_imm(q_full), n ? parity(n) : int_imm(0)));
+        } else if (auto db = x->as<DeclBufferNode>(); !db || !prologue_bufs.count(db->buffer.get())) {
+          out.push_back(x);
         }
       }
-      }
-      Stmt l = for_loop(it, imm(0), loop->extent, ForKind::Serial, seq(body));
-      producer = if_then_else(binary(BinaryOp::EQ, tid, int_imm(NT)), l);
-    }
-
-    // The consumers' loop.
-    Stmt consumer, peeled, drain; // (peeled, drain: the overlap's first iteration and last gemm)
-    {
       Var it = make_var("it", it_type);
-      const Expr stage = binary(BinaryOp::Mod, Expr(it), imm(S)), round = div(Expr(it), imm(S));
+      const Expr stage = binary(BinaryOp::Mod, g_of(it), imm(S));
       StageRewrite work = base;
       work.stage = stage;
       // Waits for group g's stage of iteration i, and hands it back.
       auto wait_full = [&](int g, const Expr &i) {
-        return mbar(MbarrierOp::Wait, full(g, binary(BinaryOp::Mod, i, imm(S))),
-                    binary(BinaryOp::Mod, div(i, imm(S)), imm(2)));
+        return mbar(MbarrierOp::Wait, full(g, binary(BinaryOp::Mod, g_of(i), imm(S))),
+                    binary(BinaryOp::Mod, div(g_of(i), imm(S)), imm(2)));
       };
       auto hand_back = [&](int g, const Expr &i) {
-        return mbar(MbarrierOp::Arrive, empty(g, binary(BinaryOp::Mod, i, imm(S))), nullptr);
+        return mbar(MbarrierOp::Arrive, empty(g, binary(BinaryOp::Mod, g_of(i), imm(S))), nullptr);
       };
+      Stmt consumer, peeled, drain; // (peeled, drain: the overlap's first iteration and last gemm)
       std::vector<Stmt> body = {declare(loop->var, iteration(it))};
       if (!overlap) {
         body.push_back(wait_full(0, it));
@@ -586,7 +752,7 @@ private:
         // late tiles where the top of the iteration did not wait.
         auto last_of = [&](const Expr &i) {
           StageRewrite r = base;
-          r.stage = binary(BinaryOp::Mod, i, imm(S));
+          r.stage = binary(BinaryOp::Mod, g_of(i), imm(S));
           r.vars[loop->var.get()] = iteration(i);
           std::vector<Stmt> out;
           if (L >= 0 && !late_at_top)
@@ -601,7 +767,7 @@ private:
             out.push_back(wait_full(L, i));
         };
         StageRewrite at0 = base;
-        at0.stage = imm(0);
+        at0.stage = binary(BinaryOp::Mod, g_of(imm(0)), imm(S));
         std::vector<Stmt> first_it = {declare(loop->var, iteration(imm(0)))};
         top(imm(0), first_it);
         top(it, body);
@@ -636,18 +802,38 @@ private:
         std::vector<Stmt> tail = last_of(sub(loop->extent, imm(1)));
         tail.push_back(wait(0, last));
         drain = if_then_else(any, seq(tail));
-        k_.remarks.push_back(
-            {last->loc, "gemm overlapped with the next iteration: issued after that iteration's first gemm, it runs "
-                        "while " + std::to_string(overlap->free.size()) + " of the " +
-                            std::to_string(overlap->free.size() + overlap->dep.size()) +
-                            " statements between them do, and is waited for before those that touch " +
-                            overlap->touched});
+        if (!overlap_remarked)
+          k_.remarks.push_back(
+              {last->loc, "gemm overlapped with the next iteration: issued after that iteration's first gemm, it runs "
+                          "while " + std::to_string(overlap->free.size()) + " of the " +
+                              std::to_string(overlap->free.size() + overlap->dep.size()) +
+                              " statements between them do, and is waited for before those that touch " +
+                              overlap->touched});
+        overlap_remarked = true;
       }
       // (A for loop's bounds are its first value and its count.)
       consumer = peeled ? for_loop(it, imm(1), sub(loop->extent, imm(1)), ForKind::Serial, seq(body))
                         : for_loop(it, imm(0), loop->extent, ForKind::Serial, seq(body));
       consumer->loc = loop->loc;
-    }
+      if (peeled)
+        out.push_back(peeled);
+      out.push_back(consumer);
+      if (drain)
+        out.push_back(drain);
+      // The prologue's tiles go back once nothing reads them: after the loop, or after the
+      // statements after it where they read them.
+      bool read_after = false;
+      for (auto t = top.begin() + long(at) + 1; t != top.end(); ++t)
+        for (const BufferNode *b : prologue_bufs)
+          read_after |= effects_of(*t).reads.count(b) > 0;
+      const Stmt give_back = n && !prologue.empty() ? mbar(MbarrierOp::Arrive, int_imm(q_empty), nullptr) : nullptr;
+      if (give_back && !read_after)
+        out.push_back(give_back);
+      out.insert(out.end(), top.begin() + long(at) + 1, top.end());
+      if (give_back && read_after)
+        out.push_back(give_back);
+      return out;
+    };
     if (!overlap && !no_overlap.empty())
       k_.remarks.push_back({consumers.back()->loc, "gemm not overlapped with the next iteration: " + no_overlap});
     // Registers: the block's file divided evenly at launch (one block an SM), then the
@@ -665,19 +851,73 @@ private:
       producer_side.push_back(std::make_shared<RegisterBudgetNode>(kProducerRegisters, false));
       consumer_side.push_back(std::make_shared<RegisterBudgetNode>(raised, true));
     }
-    producer_side.push_back(producer);
-    consumer_side.insert(consumer_side.end(), before.begin(), before.end());
-    if (peeled)
-      consumer_side.push_back(peeled);
-    consumer_side.push_back(consumer);
-    if (drain)
-      consumer_side.push_back(drain);
-    consumer_side.insert(consumer_side.end(), top.begin() + long(at) + 1, top.end());
-
-    std::vector<Stmt> out = prelude;
+    std::vector<Stmt> out = persistent ? fixed_prelude : prelude;
     out.insert(out.end(), staged_decls.begin(), staged_decls.end());
     out.push_back(init);
     out.push_back(std::make_shared<BarrierNode>(true));
+    if (!persistent) {
+      producer_side.push_back(if_then_else(binary(BinaryOp::EQ, tid, int_imm(NT)), seq(producer_tile(nullptr, nullptr))));
+      for (const Stmt &x : consumer_tile(nullptr, nullptr))
+        consumer_side.push_back(x);
+    } else {
+      // The grid's tiles in the launch's order, blocks of a panel of `use_swizzle` rows
+      // side by side as the launch rasterizes them (tile_gpu.h's block_index).
+      Var tiles = make_var("tiles", ScalarType::I32);
+      Expr gx = cast(ScalarType::I32, k_.grid[0]), gy = cast(ScalarType::I32, k_.grid[1]),
+           gz = cast(ScalarType::I32, k_.grid[2]);
+      out.push_back(declare(tiles, mul(mul(gx, gy), gz)));
+      auto side = [&](bool producer) {
+        Var tile = make_var("tile", ScalarType::I32), n = make_var("n", ScalarType::I32),
+            done = make_var("done", it_type);
+        std::vector<Stmt> per = {};
+        const Expr xy = binary(BinaryOp::Mod, Expr(tile), mul(gx, gy)), z = div(Expr(tile), mul(gx, gy));
+        Expr x, y;
+        if (const std::int64_t P = k_.swizzle_panel; P > 1) {
+          const Expr pb = mul(int_imm(P), gx), p = div(xy, pb), off = binary(BinaryOp::Mod, xy, pb);
+          const Expr rows = binary(BinaryOp::Min, int_imm(P), sub(gy, mul(p, int_imm(P))));
+          const Expr col = div(off, rows);
+          x = select(binary(BinaryOp::EQ, binary(BinaryOp::Mod, p, int_imm(2)), int_imm(1)),
+                     sub(sub(gx, int_imm(1)), col), col);
+          y = add(mul(p, int_imm(P)), binary(BinaryOp::Mod, off, rows));
+        } else {
+          x = binary(BinaryOp::Mod, xy, gx);
+          y = div(xy, gx);
+        }
+        const Expr index[3] = {x, y, z};
+        for (int d = 0; d < 3; ++d)
+          if (k_.block_index[d])
+            per.push_back(declare(k_.block_index[d], cast(k_.block_index[d]->type, index[d])));
+        per.insert(per.end(), tile_prelude.begin(), tile_prelude.end());
+        for (const Stmt &x : producer ? producer_tile(done, n) : consumer_tile(done, n))
+          per.push_back(x);
+        per.push_back(assign(done, add(Expr(done), binary(BinaryOp::Max, loop->extent, imm(0)))));
+        if (producer) {
+          // The next tile, once the consumers have read the last one published.
+          per.push_back(if_then_else(binary(BinaryOp::GT, n, int_imm(0)),
+                                     mbar(MbarrierOp::Wait, int_imm(slot_empty), parity(add(n, int_imm(1))))));
+          per.push_back(std::make_shared<TileFetchNode>(TileFetchOp::Publish, tile, slot));
+          per.push_back(mbar(MbarrierOp::Arrive, int_imm(slot_full), nullptr));
+        } else {
+          per.push_back(mbar(MbarrierOp::Wait, int_imm(slot_full), parity(n)));
+          per.push_back(std::make_shared<TileFetchNode>(TileFetchOp::Receive, tile, slot));
+          per.push_back(mbar(MbarrierOp::Arrive, int_imm(slot_empty), nullptr));
+        }
+        per.push_back(assign(n, add(Expr(n), int_imm(1))));
+        Stmt loop_over_tiles = while_loop(binary(BinaryOp::LT, Expr(tile), Expr(tiles)), seq(per));
+        loop_over_tiles->loc = loop->loc;
+        return seq({declare(tile, int_imm(0)), std::make_shared<TileFetchNode>(TileFetchOp::First, tile, nullptr),
+                    declare(n, int_imm(0)), declare(done, imm(0)), loop_over_tiles});
+      };
+      producer_side.push_back(if_then_else(binary(BinaryOp::EQ, tid, int_imm(NT)), side(true)));
+      consumer_side.push_back(side(false));
+      k_.persistent = true;
+      k_.remarks.push_back(
+          {loop->loc, "persistent grid: at most one block an SM, each taking the grid's tiles in turn" +
+                          std::string(k_.swizzle_panel > 1 ? " (in panels of " + std::to_string(k_.swizzle_panel) +
+                                                                 " rows)"
+                                                           : "") +
+                          "; the producer loads a block's next tile while its consumers finish the last"});
+    }
     out.push_back(if_then_else(binary(BinaryOp::GE, tid, int_imm(NT)), seq(producer_side), seq(consumer_side)));
     k_.body = seq(out);
     k_.producer_threads = kProducerThreads;
@@ -685,8 +925,12 @@ private:
     std::string names;
     for (const BulkCopyPlan &p : copies)
       names += (names.empty() ? "'" : ", '") + p.copy->dst.buffer->name + "'";
+    std::string first_names;
+    for (const BulkCopyPlan &p : prologue)
+      first_names += (first_names.empty() ? "'" : ", '") + p.copy->dst.buffer->name + "'";
     k_.remarks.push_back(
         {loop->loc, "pipelined loop: " + std::to_string(S) + " stages, the copies into " + names +
+                        (prologue.empty() ? "" : " (and before it into " + first_names + ")") +
                         " are bulk tensor copies (TMA, 128-byte swizzle) by a producer warpgroup of " +
                         std::to_string(kProducerThreads) + " threads" +
                         (budget ? " (" + std::to_string(kProducerRegisters) + " registers each)" : "") + "; the " +
@@ -700,14 +944,25 @@ private:
 } // namespace
 
 Kernel warp_specialize(const Kernel &kernel, const Target &target, int stages, bool overlap_gemms) {
-  if (kernel.warp_specialize == Kernel::WarpSpecialization::Off || !target.bulk_tensor_copy || !target.warpgroup_mma || !kernel.fallback_of.empty())
+  if (!kernel.fallback_of.empty())
     return kernel;
+  // tile::persistent() needs the producer warpgroup: where there is none, the remark says why.
+  auto not_persistent = [&](Kernel k, const std::string &why) {
+    if (k.persistence == Kernel::Persistence::On)
+      k.remarks.push_back({0, "grid not persistent: " + why});
+    return k;
+  };
+  if (kernel.warp_specialize == Kernel::WarpSpecialization::Off)
+    return not_persistent(kernel, "tile::warp_specialize(false) (a persistent grid needs the producer warpgroup)");
+  if (!target.bulk_tensor_copy || !target.warpgroup_mma)
+    return not_persistent(kernel, "the target has no bulk tensor copies and warpgroup gemms (sm_90a has)");
   Kernel k = kernel;
   Specializer s(k, target, stages, overlap_gemms);
   if (!s.run()) {
     Kernel unchanged = kernel;
     unchanged.remarks = k.remarks; // why not
-    return unchanged;
+    return not_persistent(unchanged, "the kernel is not warp-specialized (a persistent grid needs the producer "
+                                     "warpgroup)");
   }
   // Layouts of the buffers the staged ones replaced go with them.
   std::set<const BufferNode *> declared;

@@ -463,6 +463,7 @@ void CEmitter::emit_proxy_fence() { unlowered("an async-proxy fence"); }
 void CEmitter::emit_mbarrier(const MbarrierNode *) { unlowered("an mbarrier"); }
 void CEmitter::emit_bulk_copy(const BulkCopyNode *) { unlowered("a bulk tensor copy"); }
 void CEmitter::emit_register_budget(const RegisterBudgetNode *) { unlowered("a register budget"); }
+void CEmitter::emit_tile_fetch(const TileFetchNode *) { unlowered("a persistent grid's tile fetch"); }
 
 void CEmitter::unlowered(const std::string &what) {
   line("#error \"tile: " + what + " reached the codegen; a pass is missing from the pipeline\"");
@@ -548,6 +549,15 @@ void CEmitter::stmt(const Stmt &s) {
     return emit_bulk_copy(s->as<BulkCopyNode>());
   case StmtKind::RegisterBudget:
     return emit_register_budget(s->as<RegisterBudgetNode>());
+  case StmtKind::While: {
+    auto n = s->as<WhileNode>();
+    line("while (" + expr(n->cond) + ") {");
+    block(n->body);
+    line("}");
+    return;
+  }
+  case StmtKind::TileFetch:
+    return emit_tile_fetch(s->as<TileFetchNode>());
   case StmtKind::AnnotateLayout:
     return; // consumed by layout inference where a target has one
   case StmtKind::Copy:

@@ -100,6 +100,9 @@ void GpuEmitter::block_coordinates() {
     line("const int32_t " + var(k_.thread_index) + " = (int32_t)threadIdx.x;");
     ranges_[k_.thread_index.get()] = {0, k_.threads + k_.producer_threads - 1};
   }
+  // (A persistent kernel declares its block indices for each tile it takes.)
+  if (k_.persistent)
+    return;
   blk_ = names_.fresh("blk");
   line("const " + lib_ + "::block3 " + blk_ + " = " + lib_ + "::block_index(" + std::to_string(k_.swizzle_panel) + ");");
   static const char *axes[] = {"x", "y", "z"};

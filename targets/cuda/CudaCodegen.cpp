@@ -27,10 +27,13 @@ public:
       : GpuEmitter(k, os, "tile_cuda", kernel_symbol(k), shared_alignment, {"tile_cuda"}) {
     for (size_t i = 0; i < k_.tensor_maps.size(); ++i)
       tensor_map_names_.push_back(names_.fresh("tensor_map" + std::to_string(i)));
+    if (k_.persistent)
+      tile_count_ = names_.fresh("tile_count");
   }
 
 private:
   std::vector<std::string> tensor_map_names_;
+  std::string tile_count_; // a persistent grid's count of the tiles taken (the runtime zeroes it)
 
   /// With a producer warpgroup, the bound of one block an SM: ptxas may give each thread
   /// the SM's registers over the block's threads, which setmaxnreg then moves between the
@@ -45,6 +48,9 @@ private:
     std::string s;
     for (const std::string &name : tensor_map_names_)
       s += ", const __grid_constant__ tile_cuda::tensor_map " + name;
+    // After the maps, a persistent grid's count.
+    if (k_.persistent)
+      s += ", unsigned *__restrict__ " + tile_count_;
     return s;
   }
   /// A layout whose hardware swizzle counts from an aligned address: an error, not a wrong
@@ -189,6 +195,20 @@ private:
     line("tile_cuda::bulk_tensor_load<" + std::to_string(n->coords.size()) + ">(" + address(n->dst, n->dst_offset) +
          ", &" + tensor_map_names_.at(size_t(n->map)) + ", " + address(n->barriers, n->barrier_index) + ", {" + coords +
          "});");
+  }
+  void emit_tile_fetch(const TileFetchNode *n) override {
+    const std::string t = var(n->tile);
+    switch (n->op) {
+    case TileFetchOp::First:
+      line(t + " = (" + type_name(n->tile->type) + ")blockIdx.x;");
+      break;
+    case TileFetchOp::Publish:
+      line(t + " = tile_cuda::next_tile(" + tile_count_ + ", " + buffer(n->slot) + ");");
+      break;
+    case TileFetchOp::Receive:
+      line(t + " = tile_cuda::received_tile(" + buffer(n->slot) + ");");
+      break;
+    }
   }
   void emit_register_budget(const RegisterBudgetNode *n) override {
     line(std::string("tile_cuda::setmaxnreg_") + (n->increase ? "inc" : "dec") + "<" + std::to_string(n->registers) +

@@ -76,6 +76,11 @@ if command -v compute-sanitizer > /dev/null; then
       echo $? >> "results/$name.$tool"
       printf '%-24s %-9s exit %s\n' "$name" "$tool" "$(tail -1 "results/$name.$tool")"
     done
+    # The persistent grids (test/lit/exec/persistent.cpp: blocks taking several tiles).
+    TILE_DEVICE=cuda timeout -k 10 "$limit" compute-sanitizer --tool "$tool" --error-exitcode 99 bin/persistent \
+      > "results/persistent.$tool" 2>&1
+    echo $? >> "results/persistent.$tool"
+    printf '%-24s %-9s exit %s\n' persistent "$tool" "$(tail -1 "results/persistent.$tool")"
     # The GEMMs again with rows of a multiple of 16 bytes (N and K multiples of 8, still no
     # multiple of a tile): on sm_90a the warp-specialized entry with tensor maps runs (with
     # the sizes above, rows of 340 bytes, its fallback does).

@@ -99,6 +99,9 @@ void expect(bool condition, const char *message, const char *kernel, const char 
 /// device cannot take them), -1 a kernel without tensor maps, or no launch. For tests;
 /// TILE_LOG=launches in the environment also prints each fallback and why to stderr.
 int last_tensor_map_launch();
+/// On the calling thread, the blocks its last launch ran (0: none): the grid's, or fewer for
+/// a persistent grid (tile::persistent), whose blocks take the grid's tiles in turn. For tests.
+long long last_launch_blocks();
 
 /// Registers one device image of a translation unit. `manifest` lists its kernels (see
 /// lib/runtime/Manifest.h); `image` holds `size` bytes. Called by static constructors.

@@ -196,6 +196,17 @@ template <int N> __device__ __forceinline__ void setmaxnreg_inc() {
 template <int N> __device__ __forceinline__ void setmaxnreg_dec() {
   asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
 }
+/// A persistent grid's next tile (one thread of the producer): the launch's blocks took
+/// their first tiles by index, the others go in turn, counted in `count` (zeroed by the
+/// runtime before the launch). Stored into `slot` for the consumers (the producer then
+/// arrives on an mbarrier, which releases the store to those that wait on it).
+__device__ __forceinline__ int32_t next_tile(unsigned *count, int32_t *slot) {
+  const int32_t t = int32_t(gridDim.x + atomicAdd(count, 1u));
+  *slot = t;
+  return t;
+}
+/// The tile the producer stored into `slot` (read after the wait on its mbarrier).
+__device__ __forceinline__ int32_t received_tile(const int32_t *slot) { return *static_cast<const volatile int32_t *>(slot); }
 /// Arrives once.
 __device__ __forceinline__ void mbarrier_arrive(uint64_t *bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(detail::smem_address(bar)) : "memory");
