@@ -870,12 +870,19 @@ private:
         Var tile = make_var("tile", ScalarType::I32), n = make_var("n", ScalarType::I32),
             done = make_var("done", it_type);
         std::vector<Stmt> per = {};
-        const Expr xy = binary(BinaryOp::Mod, Expr(tile), mul(gx, gy)), z = div(Expr(tile), mul(gx, gy));
+        auto named = [&](const std::string &name, const Expr &value) {
+          Var v = make_var(name, ScalarType::I32);
+          per.push_back(declare(v, value));
+          return Expr(v);
+        };
+        const Expr xy = named("tile_xy", binary(BinaryOp::Mod, Expr(tile), mul(gx, gy)));
+        const Expr z = div(Expr(tile), mul(gx, gy));
         Expr x, y;
         if (const std::int64_t P = k_.swizzle_panel; P > 1) {
-          const Expr pb = mul(int_imm(P), gx), p = div(xy, pb), off = binary(BinaryOp::Mod, xy, pb);
-          const Expr rows = binary(BinaryOp::Min, int_imm(P), sub(gy, mul(p, int_imm(P))));
-          const Expr col = div(off, rows);
+          const Expr pb = mul(int_imm(P), gx);
+          const Expr p = named("panel", div(xy, pb)), off = named("panel_offset", binary(BinaryOp::Mod, xy, pb));
+          const Expr rows = named("panel_rows", binary(BinaryOp::Min, int_imm(P), sub(gy, mul(p, int_imm(P)))));
+          const Expr col = named("panel_column", div(off, rows));
           x = select(binary(BinaryOp::EQ, binary(BinaryOp::Mod, p, int_imm(2)), int_imm(1)),
                      sub(sub(gx, int_imm(1)), col), col);
           y = add(mul(p, int_imm(P)), binary(BinaryOp::Mod, off, rows));

@@ -96,6 +96,29 @@ TEST(RuntimeManifest, TensorMapsAndFallbackFollowTheirKernel) {
   EXPECT_THROW(parse_manifest("tile-image 2\ntarget cuda\ntmap 0 128 128x64\n"), tile::error);
 }
 
+TEST(RuntimeManifest, PersistentFollowsTheTensorMapsOnce) {
+  Manifest m = parse_manifest("tile-image 2\ntarget cuda\n"
+                              "kernel _Z1kv k 384 0 t9x2,t9x2,t0x2 k\n"
+                              "tmap 0 128 128x64\n"
+                              "persistent\n"
+                              "fallback k_fallback 256 0\n"
+                              "kernel _Z1jv j 384 0 t9x2 j\n"
+                              "tmap 0 128 128x64\n"
+                              "fallback j_fallback 256 0\n");
+  ASSERT_EQ(m.kernels.size(), 2u);
+  EXPECT_TRUE(m.kernels[0].persistent);
+  EXPECT_FALSE(m.kernels[1].persistent);
+  const std::string head = "tile-image 2\ntarget cuda\nkernel _Z1kv k 384 0 t9x2 k\n";
+  for (const char *bad : {
+           "persistent\n",                                               // no tensor maps
+           "tmap 0 128 128x64\npersistent\npersistent\nfallback k_f 256 0\n", // twice
+           "tmap 0 128 128x64\nfallback k_f 256 0\npersistent\n",         // after the fallback
+           "tmap 0 128 128x64\npersistent 1\nfallback k_f 256 0\n"}) {    // an argument
+    SCOPED_TRACE(bad);
+    EXPECT_THROW(parse_manifest(head + bad), tile::error);
+  }
+}
+
 TEST(RuntimeManifest, AcceptsAMissingFinalNewlineAndNoKernels) {
   EXPECT_EQ(parse_manifest("tile-image 1\ntarget cuda").target, "cuda");
   EXPECT_TRUE(parse_manifest("tile-image 1\ntarget hip\n").kernels.empty());

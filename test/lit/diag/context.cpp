@@ -78,6 +78,17 @@ void host(T::tensor<float, 1> x) {
     T::warp_specialize(false); // expected-error {{tile::warp_specialize must be a statement of the kernel's body, outside loops, run-time ifs and macros}} expected-note {{it applies to the whole kernel; if constexpr may choose}}
 }
 
+[[tile::kernel]] void k_persistent_in_loop(T::tensor<float, 1> x) {
+  auto [bx] = T::grid(1);
+  for (int i : T::serial(2))
+    T::persistent(); // expected-error {{tile::persistent must be a statement of the kernel's body, outside loops, run-time ifs and macros}} expected-note {{call it once at the top level of the kernel}}
+}
+
+[[tile::kernel]] void k_persistent_at_run_time(T::tensor<float, 1> x, int n) {
+  auto [bx] = T::grid(1);
+  T::persistent(n > 0); // expected-error {{the argument of tile::persistent must be a compile-time constant}} expected-note {{use a template parameter, a constexpr variable or a literal}}
+}
+
 [[tile::kernel]] void k_swizzle_in_if(T::tensor<float, 1> x, int n) {
   auto [bx] = T::grid(1);
   if (n > 0)
