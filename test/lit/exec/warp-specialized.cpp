@@ -7,7 +7,8 @@
 // decided at run time, fp16 and bf16 (N and K multiples of 8 where a tensor map should take
 // the tensors: rows of a multiple of 16 bytes). On the CPU the same kernels run as they are. Each
 // launch's entry is checked too (tile::rt::last_tensor_map_launch). And attention's loop of
-// two gemms, whose second runs on into the next iteration, over 0, 1, 2, 3 and 7 blocks.
+// two gemms, whose second runs on into the next iteration, over 0, 1, 2, 3 and 7 blocks, on
+// the launch's grid and on a persistent one (tile::persistent).
 // RUN: %tile-cxx %s -O2 -fplugin-arg-tile-overlap-gemms=on -o %t && %t | FileCheck %s
 // CHECK-NOT: FAIL
 // CHECK: PASS ws_k0_bf16
@@ -33,6 +34,11 @@
 // CHECK: PASS overlap_v_twice_1_block
 // CHECK: PASS overlap_v_twice_4_blocks
 // CHECK: PASS overlap_v_twice_stages2
+// CHECK: PASS overlap_persistent_0_blocks
+// CHECK: PASS overlap_persistent_1_block
+// CHECK: PASS overlap_persistent_7_blocks
+// CHECK: PASS overlap_persistent_stages2
+// CHECK: PASS overlap_persistent_v_twice
 // CHECK-NOT: FAIL
 
 #include "Inputs/check.h"
@@ -102,10 +108,11 @@ void check_entry(const char *name, bool maps) {
 /// p wait for it. Q [M, 64], K and V [N, 64], O [M, 64] (in f32).
 ///
 /// With Same, K is not read: V's tile serves both gemms (one tile, read by both).
-template <int S, bool Same = false>
+template <int S, bool Same = false, bool Persistent = false>
 [[tile::kernel]] void ws_two_gemms(T::tensor<const T::bf16, 2> Q, T::tensor<const T::bf16, 2> K,
                                    T::tensor<const T::bf16, 2> V, T::tensor<float, 2> O, int blocks) {
   auto [bx] = T::grid(T::ceildiv(Q.size(0), 128), T::threads(256));
+  T::persistent(Persistent);
   T::shared<T::bf16, 128, 64> Qs;
   T::shared<T::bf16, 64, 64> Ks, Vs;
   T::fragment<float, 128, 64> s;
@@ -135,7 +142,8 @@ template <int S, bool Same = false>
 /// Runs ws_two_gemms<S, same> (with K = V where `same`) over `blocks` key blocks of N keys (K and V rows past N arrive as
 /// zeros), K's rows `pad` elements apart beyond its 64, against a float64 reference that
 /// rounds each 0.25 Q K^T to bf16 as p does.
-template <int S, bool same = false> void run_two_gemms(const char *name, int M, int N, int blocks, int pad = 0) {
+template <int S, bool same = false, bool persistent = false>
+void run_two_gemms(const char *name, int M, int N, int blocks, int pad = 0) {
   using T::bf16;
   auto q = check::random<bf16>(std::size_t(M) * 64), k = check::random<bf16>(std::size_t(N) * 64),
        v = check::random<bf16>(std::size_t(N) * 64);
@@ -164,7 +172,7 @@ template <int S, bool same = false> void run_two_gemms(const char *name, int M, 
   auto Kd = check::upload(kp, {std::int64_t(kp.size())});
   T::tensor<const bf16, 2> Kt(Kd.data(), {N, 64}, {64 + pad, 1});
   auto O = check::upload(check::poisoned<float>(std::size_t(M) * 64), {M, 64});
-  ws_two_gemms<S, same>(Qd, Kt, Vd, O, blocks);
+  ws_two_gemms<S, same, persistent>(Qd, Kt, Vd, O, blocks);
   check_entry(name, pad == 0);
   check::close(name, ref, O.to_vector(), 1e-2);
 }
@@ -236,5 +244,12 @@ int main() {
   run_two_gemms<3, true>("overlap_v_twice_1_block", 130, 70, 1);
   run_two_gemms<3, true>("overlap_v_twice_4_blocks", 200, 250, 4);
   run_two_gemms<2, true>("overlap_v_twice_stages2", 200, 250, 4);
+  // On a persistent grid (157 tiles: blocks take several, the stages' parities continuing
+  // from tile to tile), with no block, one and seven.
+  run_two_gemms<3, false, true>("overlap_persistent_0_blocks", 20000, 130, 0);
+  run_two_gemms<3, false, true>("overlap_persistent_1_block", 20000, 50, 1);
+  run_two_gemms<3, false, true>("overlap_persistent_7_blocks", 20000, 420, 7);
+  run_two_gemms<2, false, true>("overlap_persistent_stages2", 20000, 300, 5);
+  run_two_gemms<3, true, true>("overlap_persistent_v_twice", 20000, 250, 4);
   return check::result();
 }
