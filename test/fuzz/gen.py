@@ -1878,8 +1878,9 @@ class Gen:
         w('  auto [%s] = T::grid(%s, T::threads(%d));' % (bind, ', '.join(self.grid_text), self.threads))
         if self.mode == '2d' and self.chance(0.15):
             w('  T::use_swizzle(%d);' % self.pick([1, 2, 3, 4, 8]))
-        # wgmma batches: a persistent grid too where warp-specialize takes the loop.
-        if self.over.get('wgmma') and self.chance(0.4):
+        # wgmma batches: odd seeds ask for a persistent grid (taken where warp-specialize takes
+        # the loop), drawing nothing: the programs are those of earlier batches otherwise.
+        if self.over.get('wgmma') and self.seed % 2 == 1:
             w('  T::persistent();')
         for b in self.bufs:
             w('  T::%s<%s, %s> %s;' % (b.scope, TY[b.ty].cpp, self.shape_str(b.dims), b.name))
