@@ -145,6 +145,15 @@ bool parse_options(const std::vector<std::string> &args, pipeline::Options &o, s
         return false;
       }
       o.overlap_gemms = value == "on";
+    } else if (name == "pingpong") {
+      if (!need_value())
+        return false;
+      if (value != "on" && value != "off") {
+        problem = "pingpong=" + value.str() + ": expected pingpong=on (a warp-specialized loop's two consumer "
+                  "warpgroups take turns at the tensor cores) or pingpong=off (the default)";
+        return false;
+      }
+      o.pingpong = value == "on";
     } else if (name == "toolchain") {
       if (!need_value())
         return false;
@@ -158,7 +167,7 @@ bool parse_options(const std::vector<std::string> &args, pipeline::Options &o, s
       o.stages = int(n);
     } else {
       problem = "unknown option '" + name.str() + "'; the options are targets=, print-after=, print-before=, "
-                "stop-after=, emit-source=, cache=, compile-timeout=, nvcc=, hipcc=, cxx=, gemm=, warp-specialize=, overlap-gemms=, stages=, "
+                "stop-after=, emit-source=, cache=, compile-timeout=, nvcc=, hipcc=, cxx=, gemm=, warp-specialize=, overlap-gemms=, pingpong=, stages=, "
                 "toolchain=, print-toolchain, verbose and "
                 "remarks";
       return false;

@@ -297,7 +297,7 @@ void run_gpu(const std::string &kind, const std::vector<ir::Kernel> &frontend_ke
     auto warp_specialize = [&] {
       const std::vector<ir::Kernel> laid_out = kernels;
       const bool go_on = passes.run("warp-specialize", kernels, [&](const ir::Kernel &k) {
-        return opts.warp_specialize ? transforms::warp_specialize(k, target, opts.stages, opts.overlap_gemms) : k;
+        return opts.warp_specialize ? transforms::warp_specialize(k, target, opts.stages, opts.overlap_gemms, opts.pingpong) : k;
       });
       for (size_t i = 0; i < laid_out.size(); ++i)
         if (!kernels[i].tensor_maps.empty()) {

@@ -68,7 +68,8 @@ namespace tile::ir {
   X(BulkCopy)                                                                                      \
   X(RegisterBudget)                                                                                \
   X(While)                                                                                         \
-  X(TileFetch)
+  X(TileFetch)                                                                                     \
+  X(NamedBarrier)
 
 enum class ExprKind {
 #define X(N) N,
@@ -708,6 +709,18 @@ struct TileFetchNode : StmtNode {
   Var tile;
   Buffer slot; // null for First
   TileFetchNode(TileFetchOp o, Var t, Buffer s) : StmtNode(static_kind), op(o), tile(std::move(t)), slot(std::move(s)) {}
+};
+
+/// Hardware barrier `id` (an i32 expression, 1 to 15) of `threads` threads (a multiple of
+/// 32): sync waits until that many have arrived or synced on it, this thread included;
+/// arrive counts this thread and goes on (made by warp-specialize: the consumer warpgroups'
+/// turns at the tensor cores). Not a synchronization of shared memory for insert-sync.
+struct NamedBarrierNode : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::NamedBarrier;
+  Expr id;
+  int threads;
+  bool arrive;
+  NamedBarrierNode(Expr i, int t, bool a) : StmtNode(static_kind), id(std::move(i)), threads(t), arrive(a) {}
 };
 
 Stmt seq(std::vector<Stmt> stmts); // flattens nested Seqs; one statement stays itself

@@ -452,6 +452,13 @@ public:
         os << (n->op == TileFetchOp::Publish ? "publish_next_tile(" : "received_tile(") << buffer_name(n->slot.get()) << ")";
       break;
     }
+    case StmtKind::NamedBarrier: {
+      auto n = s->as<NamedBarrierNode>();
+      os << (n->arrive ? "named_barrier_arrive(" : "named_barrier_sync(");
+      expr(n->id);
+      os << ", " << n->threads << " threads)";
+      break;
+    }
     case StmtKind::RegisterBudget: {
       auto n = s->as<RegisterBudgetNode>();
       os << "registers_" << (n->increase ? "up" : "down") << "_to(" << n->registers << ")";

@@ -153,6 +153,7 @@ void IRVisitor::visit_While(const WhileNode *n) {
   visit(n->body);
 }
 void IRVisitor::visit_TileFetch(const TileFetchNode *) {}
+void IRVisitor::visit_NamedBarrier(const NamedBarrierNode *n) { visit(n->id); }
 void IRVisitor::visit_Mma(const MmaNode *n) {
   for (auto *regs : {&n->a_regs, &n->b_regs, &n->c_regs})
     for (auto &r : *regs)
@@ -389,6 +390,10 @@ Stmt IRMutator::mutate_While(const Stmt &self, const WhileNode *n) {
   return c == n->cond && body == n->body ? self : while_loop(c, body);
 }
 Stmt IRMutator::mutate_TileFetch(const Stmt &self, const TileFetchNode *) { return self; }
+Stmt IRMutator::mutate_NamedBarrier(const Stmt &self, const NamedBarrierNode *n) {
+  auto i = mutate(n->id);
+  return i == n->id ? self : std::make_shared<NamedBarrierNode>(i, n->threads, n->arrive);
+}
 Stmt IRMutator::mutate_Mma(const Stmt &self, const MmaNode *n) {
   bool changed = false;
   auto a = mutate(n->a_regs, changed), b = mutate(n->b_regs, changed), c = mutate(n->c_regs, changed);

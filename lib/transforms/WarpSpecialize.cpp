@@ -140,8 +140,8 @@ struct BulkCopyPlan {
 
 class Specializer {
 public:
-  Specializer(Kernel &k, const Target &t, int stages, bool overlap)
-      : k_(k), t_(t), stages_(stages), overlap_(overlap) {}
+  Specializer(Kernel &k, const Target &t, int stages, bool overlap, bool pingpong)
+      : k_(k), t_(t), stages_(stages), overlap_(overlap), pingpong_(pingpong) {}
 
   /// Specializes the first top-level pipelined loop with a warpgroup gemm; false (with a
   /// remark where one was found) when it cannot.
@@ -167,6 +167,7 @@ private:
   const Target &t_;
   const int stages_; // > 0: instead of each loop's own
   const bool overlap_; // overlap-gemms=on
+  const bool pingpong_; // pingpong=on
   bool remarked_ = false;
 
   int stages_of(const ForNode *f) const { return stages_ > 0 ? stages_ : f->stages; }
@@ -492,6 +493,47 @@ private:
     std::string no_overlap;
     const std::optional<OverlapPlan> overlap = plan_overlap(consumers, filled, S, no_overlap);
 
+    // Ping-pong (pingpong=on; WarpSpecialize.h): the two consumer warpgroups take turns at
+    // the tensor cores, each one's second gemm and next first gemm after the other's. Where
+    // the body is [..., G1, between..., G2, ...] with two wgmma gemms at its top level and
+    // none nested.
+    std::optional<std::pair<size_t, size_t>> turns;
+    if (pingpong_) {
+      std::vector<size_t> gemms;
+      bool nested = false;
+      for (size_t i = 0; i < consumers.size(); ++i) {
+        if (auto g = consumers[i]->as<GemmNode>(); g && k_.warpgroup_gemm(*g)) {
+          gemms.push_back(i);
+          continue;
+        }
+        for_each_node(consumers[i], nullptr, [&](const Stmt &x) { nested |= x->as<GemmNode>() != nullptr; });
+      }
+      std::string why;
+      if (NT != 2 * kProducerThreads)
+        why = "the kernel has " + std::to_string(NT / kProducerThreads) + " consumer warpgroups (it takes two)";
+      else if (overlap)
+        why = "the last gemm overlaps the next iteration";
+      else if (gemms.size() != 2 || nested)
+        why = "the loop's body has " +
+              std::string(nested              ? "a gemm inside another statement"
+                          : gemms.size() == 1 ? "one wgmma gemm"
+                                              : std::to_string(gemms.size()) + " wgmma gemms") +
+              " (it takes two at its top level)";
+      else if (gemms[1] == gemms[0] + 1)
+        why = "nothing runs between its two gemms";
+      if (why.empty()) {
+        turns = std::make_pair(gemms[0], gemms[1]);
+        k_.remarks.push_back({consumers[gemms[1]]->loc,
+                              "warpgroups take turns at the tensor cores (ping-pong): each one's gemms run while the "
+                              "other runs the " +
+                                  (gemms[1] - gemms[0] == 2 ? std::string("statement")
+                                                            : std::to_string(gemms[1] - gemms[0] - 1) + " statements") +
+                                  " between them"});
+      } else {
+        k_.remarks.push_back({loop->loc, "warpgroups do not take turns at the tensor cores: " + why});
+      }
+    }
+
     // Copies before the loop from a tensor into a shared tile that nothing else writes
     // (attention's Q): the producer runs them too, as bulk copies completing on a barrier of
     // their own (the "prologue"), which the consumers wait on where the copy was. With a
@@ -696,6 +738,24 @@ private:
       return out;
     };
 
+    // A wgmma gemm whose wait is placed apart, and that wait.
+    auto deferred_gemm = [](const Stmt &g) {
+      auto n = g->as<GemmNode>();
+      auto d = n->with(n->a, n->b, n->c);
+      d->deferred_wait = true;
+      return Stmt(d);
+    };
+    auto gemm_wait = [](int pending, const Stmt &g) {
+      return std::make_shared<WarpgroupSyncNode>(WarpgroupSyncKind::Wait, pending,
+                                                 std::vector<Buffer>{g->as<GemmNode>()->c.buffer});
+    };
+    // Ping-pong's turns: warpgroup w's is hardware barrier 2 + w, of both warpgroups' threads.
+    const Expr warpgroup = div(tid, int_imm(kProducerThreads));
+    const Expr own_turn = add(int_imm(2), warpgroup), other_turn = sub(int_imm(3), warpgroup);
+    auto turn = [&](bool arrive, const Expr &id) {
+      return std::make_shared<NamedBarrierNode>(id, 2 * kProducerThreads, arrive);
+    };
+
     // The consumers' work for one tile, the same way.
     bool overlap_remarked = false;
     auto consumer_tile = [&](const Expr &done, const Expr &n) {
@@ -726,8 +786,22 @@ private:
       std::vector<Stmt> body = {declare(loop->var, iteration(it))};
       if (!overlap) {
         body.push_back(wait_full(0, it));
-        for (auto &c : consumers)
-          body.push_back(work.mutate(c));
+        if (turns) {
+          const Stmt &first = consumers[turns->first];
+          for (size_t i = 0; i < turns->first; ++i)
+            body.push_back(work.mutate(consumers[i]));
+          body.push_back(work.mutate(deferred_gemm(first)));
+          body.push_back(turn(true, other_turn));
+          body.push_back(gemm_wait(0, first));
+          for (size_t i = turns->first + 1; i < consumers.size(); ++i) {
+            if (i == turns->second)
+              body.push_back(turn(false, own_turn));
+            body.push_back(work.mutate(consumers[i]));
+          }
+        } else {
+          for (auto &c : consumers)
+            body.push_back(work.mutate(c));
+        }
         body.push_back(hand_back(0, it));
       } else {
         // Iteration 0 first: [before, first gemm, its wait, the statements between]. Then
@@ -736,16 +810,8 @@ private:
         // last (its tiles handed back), the others (the early tiles handed back)]. Then the
         // last gemm of the last iteration. (No gemm under a branch inside the loop: ptxas
         // serializes wgmma that one path waits for differently than another, C7518.)
-        auto deferred = [](const Stmt &g) {
-          auto n = g->as<GemmNode>();
-          auto d = n->with(n->a, n->b, n->c);
-          d->deferred_wait = true;
-          return Stmt(d);
-        };
-        auto wait = [](int pending, const Stmt &g) {
-          return std::make_shared<WarpgroupSyncNode>(WarpgroupSyncKind::Wait, pending,
-                                                     std::vector<Buffer>{g->as<GemmNode>()->c.buffer});
-        };
+        auto &deferred = deferred_gemm;
+        auto &wait = gemm_wait;
         const Stmt &first = consumers[overlap->first], &last = consumers[overlap->last];
         const bool late_at_top = L >= 0 && overlap->late_read_early;
         // The last gemm of iteration i (its stage and loop variable), after the wait for its
@@ -815,11 +881,15 @@ private:
       consumer = peeled ? for_loop(it, imm(1), sub(loop->extent, imm(1)), ForKind::Serial, seq(body))
                         : for_loop(it, imm(0), loop->extent, ForKind::Serial, seq(body));
       consumer->loc = loop->loc;
+      if (turns) // (the first gemm's turn; the last turn handed on after the loop)
+        out.push_back(turn(false, own_turn));
       if (peeled)
         out.push_back(peeled);
       out.push_back(consumer);
       if (drain)
         out.push_back(drain);
+      if (turns)
+        out.push_back(turn(true, other_turn));
       // The prologue's tiles go back once nothing reads them: after the loop, or after the
       // statements after it where they read them.
       bool read_after = false;
@@ -855,6 +925,10 @@ private:
     out.insert(out.end(), staged_decls.begin(), staged_decls.end());
     out.push_back(init);
     out.push_back(std::make_shared<BarrierNode>(true));
+    // Ping-pong: warpgroup 0 takes the first turn (warpgroup 1 arrives for it once), and
+    // syncs on that arrival at the end, so that each barrier is left as it started.
+    if (turns)
+      consumer_side.push_back(if_then_else(binary(BinaryOp::EQ, warpgroup, int_imm(1)), turn(true, int_imm(2))));
     if (!persistent) {
       producer_side.push_back(if_then_else(binary(BinaryOp::EQ, tid, int_imm(NT)), seq(producer_tile(nullptr, nullptr))));
       for (const Stmt &x : consumer_tile(nullptr, nullptr))
@@ -925,6 +999,8 @@ private:
                                                            : "") +
                           "; the producer loads a block's next tile while its consumers finish the last"});
     }
+    if (turns)
+      consumer_side.push_back(if_then_else(binary(BinaryOp::EQ, warpgroup, int_imm(0)), turn(false, int_imm(2))));
     out.push_back(if_then_else(binary(BinaryOp::GE, tid, int_imm(NT)), seq(producer_side), seq(consumer_side)));
     k_.body = seq(out);
     k_.producer_threads = kProducerThreads;
@@ -950,7 +1026,7 @@ private:
 
 } // namespace
 
-Kernel warp_specialize(const Kernel &kernel, const Target &target, int stages, bool overlap_gemms) {
+Kernel warp_specialize(const Kernel &kernel, const Target &target, int stages, bool overlap_gemms, bool pingpong) {
   if (!kernel.fallback_of.empty())
     return kernel;
   // tile::persistent() needs the producer warpgroup: where there is none, the remark says why.
@@ -964,7 +1040,7 @@ Kernel warp_specialize(const Kernel &kernel, const Target &target, int stages, b
   if (!target.bulk_tensor_copy || !target.warpgroup_mma)
     return not_persistent(kernel, "the target has no bulk tensor copies and warpgroup gemms (sm_90a has)");
   Kernel k = kernel;
-  Specializer s(k, target, stages, overlap_gemms);
+  Specializer s(k, target, stages, overlap_gemms, pingpong);
   if (!s.run()) {
     Kernel unchanged = kernel;
     unchanged.remarks = k.remarks; // why not

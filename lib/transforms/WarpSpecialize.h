@@ -44,6 +44,19 @@
 //       }
 //       <G2 of iteration n - 1, wgmma_wait(0)>
 //
+//   With pingpong (two consumer warpgroups, no overlap, a loop of two wgmma gemms with work
+//   between them), the warpgroups take turns at the tensor cores, FlashAttention-3's
+//   ping-pong: named barriers 2 and 3 (one per warpgroup w, 256 threads) order each one's
+//   "gemm phase", G2 of an iteration then G1 of the next, after the other's, so that one's
+//   gemms run while the other does the statements between (the softmax):
+//
+//       (warpgroup 1, once: arrive on 2)
+//       sync on 2 + w
+//       for it ... { wait for stage it; G1 (issued); arrive on 2 + (1 - w); wgmma_wait(0);
+//                    the statements between; sync on 2 + w; G2; hand back stage it }
+//       arrive on 2 + (1 - w)
+//       (warpgroup 0, at the end: sync on 2, for the first arrive)
+//
 //   The late tiles are those G2 reads; with early ones too they get full and empty
 //   barriers of their own (barriers[4 S]: group g's full[s] at g S + s, its empty[s] at
 //   2 S + g S + s).
@@ -71,8 +84,9 @@ namespace tile::transforms {
 /// `stages` > 0: every pipelined loop takes that many stages instead of its own (the option
 /// stages=, as inject-pipeline). `overlap_gemms` (the option overlap-gemms=on): a loop that
 /// ends with a second wgmma gemm gets it deferred into the next iteration (see
-/// Specializer::plan_overlap), where it can.
+/// Specializer::plan_overlap), where it can. `pingpong` (the option pingpong=on): two
+/// consumer warpgroups take turns at the tensor cores, where they can.
 ir::Kernel warp_specialize(const ir::Kernel &kernel, const ir::Target &target, int stages = 0,
-                           bool overlap_gemms = false);
+                           bool overlap_gemms = false, bool pingpong = false);
 
 } // namespace tile::transforms

@@ -464,6 +464,7 @@ void CEmitter::emit_mbarrier(const MbarrierNode *) { unlowered("an mbarrier"); }
 void CEmitter::emit_bulk_copy(const BulkCopyNode *) { unlowered("a bulk tensor copy"); }
 void CEmitter::emit_register_budget(const RegisterBudgetNode *) { unlowered("a register budget"); }
 void CEmitter::emit_tile_fetch(const TileFetchNode *) { unlowered("a persistent grid's tile fetch"); }
+void CEmitter::emit_named_barrier(const NamedBarrierNode *) { unlowered("a named barrier"); }
 
 void CEmitter::unlowered(const std::string &what) {
   line("#error \"tile: " + what + " reached the codegen; a pass is missing from the pipeline\"");
@@ -558,6 +559,8 @@ void CEmitter::stmt(const Stmt &s) {
   }
   case StmtKind::TileFetch:
     return emit_tile_fetch(s->as<TileFetchNode>());
+  case StmtKind::NamedBarrier:
+    return emit_named_barrier(s->as<NamedBarrierNode>());
   case StmtKind::AnnotateLayout:
     return; // consumed by layout inference where a target has one
   case StmtKind::Copy:

@@ -210,6 +210,10 @@ private:
       break;
     }
   }
+  void emit_named_barrier(const NamedBarrierNode *n) override {
+    line(std::string("tile_cuda::named_barrier_") + (n->arrive ? "arrive" : "sync") + "<" +
+         std::to_string(n->threads) + ">(" + expr(n->id) + ");");
+  }
   void emit_register_budget(const RegisterBudgetNode *n) override {
     line(std::string("tile_cuda::setmaxnreg_") + (n->increase ? "inc" : "dec") + "<" + std::to_string(n->registers) +
          ">();");

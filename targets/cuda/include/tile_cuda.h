@@ -189,6 +189,14 @@ struct alignas(64) tensor_map {
 template <int Id, int Threads> __device__ __forceinline__ void named_barrier() {
   asm volatile("bar.sync %0, %1;\n" ::"n"(Id), "n"(Threads) : "memory");
 }
+/// Hardware barrier `id` of Threads threads whose id is known only at run time: sync waits
+/// for them all, arrive counts this thread and goes on.
+template <int Threads> __device__ __forceinline__ void named_barrier_sync(int id) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "n"(Threads) : "memory");
+}
+template <int Threads> __device__ __forceinline__ void named_barrier_arrive(int id) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "n"(Threads) : "memory");
+}
 /// A warpgroup's registers per thread raised or lowered to N (setmaxnreg, sm_90a).
 template <int N> __device__ __forceinline__ void setmaxnreg_inc() {
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));

@@ -53,12 +53,12 @@ template <class In, int S, int Panel = 0, int First = 0>
 /// 0.25 Q K_kb^T V_kb (bf16 scores; causal: keys past the query's row count zero), the sum
 /// halved before each block's term. Query blocks longest first; causal loops end at the
 /// diagonal, so each tile has its own count. Q [H, M, 64], K and V [H, N, 64], O [H, M, 64].
-template <int S, bool Causal, int Panel = 0>
+template <int S, bool Causal, int Panel = 0, bool Persistent = true>
 [[tile::kernel]] void p_attention(T::tensor<const T::bf16, 3> Q, T::tensor<const T::bf16, 3> K,
                                   T::tensor<const T::bf16, 3> V, T::tensor<float, 3> O) {
   const int M = Q.size(1), N = K.size(1);
   auto [bx, by] = T::grid(T::ceildiv(M, 128), Q.size(0), T::threads(256));
-  T::persistent();
+  T::persistent(Persistent);
   if constexpr (Panel > 0)
     T::use_swizzle(Panel);
   const int qb = T::ceildiv(M, 128) - 1 - bx;
@@ -87,11 +87,11 @@ template <int S, bool Causal, int Panel = 0>
 /// Whether the last launch ran `tiles` tiles as it should: on an sm_90 GPU with tensor maps
 /// (`maps`) on a persistent grid, at most one block an SM (an H200 has 132, no Hopper more
 /// than 144); elsewhere one block a tile.
-void check_blocks(const char *name, long long tiles, bool maps) {
+void check_blocks(const char *name, long long tiles, bool maps, bool persistent = true) {
   const tile::device d = tile::current_device();
   const bool specialized = d.backend == tile::backend::cuda && d.architecture() == "sm_90";
   const long long got = tile::rt::last_launch_blocks();
-  const bool ok = specialized && maps ? got >= 1 && got <= std::min(tiles, 144LL) : got == tiles;
+  const bool ok = specialized && maps && persistent ? got >= 1 && got <= std::min(tiles, 144LL) : got == tiles;
   if (!ok) {
     std::printf("FAIL %s: %lld blocks ran %lld tiles\n", name, got, tiles);
     check::failures++;
@@ -133,7 +133,8 @@ void run_gemm(const char *name, int M, int N, int K, Kernel kernel, int pad = 0,
 
 /// Runs p_attention<S, causal, panel> over H heads (K's rows `pad` elements longer than 64)
 /// against a float64 reference that rounds each score to bf16 as p does.
-template <int S, bool causal, int panel = 0> void run_attention(const char *name, int H, int M, int N, int pad = 0) {
+template <int S, bool causal, int panel = 0, bool persistent = true>
+void run_attention(const char *name, int H, int M, int N, int pad = 0) {
   using T::bf16;
   auto q = check::random<bf16>(std::size_t(H) * M * 64), k = check::random<bf16>(std::size_t(H) * N * 64),
        v = check::random<bf16>(std::size_t(H) * N * 64);
@@ -169,11 +170,12 @@ template <int S, bool causal, int panel = 0> void run_attention(const char *name
   auto Kd = check::upload(kp, {std::int64_t(kp.size())});
   T::tensor<const bf16, 3> Kt(Kd.data(), {H, N, 64}, {std::int64_t(N) * (64 + pad), 64 + pad, 1});
   auto O = check::upload(check::poisoned<float>(std::size_t(H) * M * 64), {H, M, 64});
-  p_attention<S, causal, panel>(Qd, Kt, Vd, O);
-  check_blocks(name, (long long)((M + 127) / 128) * H, pad == 0);
+  p_attention<S, causal, panel, persistent>(Qd, Kt, Vd, O);
+  check_blocks(name, (long long)((M + 127) / 128) * H, pad == 0, persistent);
   check::close(name, ref, O.to_vector(), 1e-2);
 }
 
+#ifndef PERSISTENT_NO_MAIN
 int main() {
   using T::bf16, T::f16;
   // 14 x 11 = 154 tiles: more than the SMs, so that blocks take several.
@@ -198,3 +200,4 @@ int main() {
   run_attention<2, true>("persistent_attention_unaligned_rows", 20, 300, 260, 3);
   return check::result();
 }
+#endif

@@ -12,6 +12,16 @@
 // RUN: %nvcc -c -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I%t %t/attention-ptxas.cu -o %t/dev.o \
 // RUN:   -Xptxas -v 2>&1 | FileCheck %s --implicit-check-not=serialized --implicit-check-not=spill
 // CHECK-COUNT-16: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// The same kernels with their consumer warpgroups taking turns (pingpong=on, no overlap),
+// each also on a persistent grid: the same of ptxas.
+// RUN: rm -rf %t && mkdir %t
+// RUN: %tile-cxx -c -std=c++20 -I%S/../../../../examples -fplugin-arg-tile-targets=cuda:sm_90a -DATTENTION_PERSISTENT=true \
+// RUN:   -fplugin-arg-tile-pingpong=on -fplugin-arg-tile-remarks -fplugin-arg-tile-cache=%t/cache \
+// RUN:   -fplugin-arg-tile-emit-source=%t %s -o %t/a.o 2>&1 | FileCheck %s --check-prefix=PINGPONG
+// PINGPONG-COUNT-8: remark: [cuda:sm_90a] persistent grid: at most one block an SM
+// RUN: %nvcc -c -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I%t %t/attention-ptxas.cu -o %t/dev.o \
+// RUN:   -Xptxas -v 2>&1 | FileCheck %s --implicit-check-not=serialized --implicit-check-not=spill --check-prefix=PTXAS
+// PTXAS-COUNT-16: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 
 #include "flash_attention.h"
 
@@ -19,13 +29,18 @@ namespace T = tile;
 using T4 = T::tensor<const T::bf16, 4>;
 using O4 = T::tensor<T::bf16, 4>;
 
+#ifndef ATTENTION_PERSISTENT
+#define ATTENTION_PERSISTENT false
+#endif
+
 void run(T4 q, T4 k, T4 v, O4 o) {
-  flash::flash_attention<64, false, 128, 128, 256, 2>(q, k, v, o, 0.125f);
-  flash::flash_attention<64, true, 128, 128, 256, 2>(q, k, v, o, 0.125f);
-  flash::flash_attention<128, false, 128, 128, 256, 2>(q, k, v, o, 0.125f);
-  flash::flash_attention<128, true, 128, 128, 256, 2>(q, k, v, o, 0.125f);
-  flash::flash_attention<64, false, 128, 128, 256, 3>(q, k, v, o, 0.125f);
-  flash::flash_attention<64, true, 128, 128, 256, 3>(q, k, v, o, 0.125f);
-  flash::flash_attention<128, false, 128, 128, 256, 3>(q, k, v, o, 0.125f);
-  flash::flash_attention<128, true, 128, 128, 256, 3>(q, k, v, o, 0.125f);
+  constexpr bool P = ATTENTION_PERSISTENT;
+  flash::flash_attention<64, false, 128, 128, 256, 2, true, true, P>(q, k, v, o, 0.125f);
+  flash::flash_attention<64, true, 128, 128, 256, 2, true, true, P>(q, k, v, o, 0.125f);
+  flash::flash_attention<128, false, 128, 128, 256, 2, true, true, P>(q, k, v, o, 0.125f);
+  flash::flash_attention<128, true, 128, 128, 256, 2, true, true, P>(q, k, v, o, 0.125f);
+  flash::flash_attention<64, false, 128, 128, 256, 3, true, true, P>(q, k, v, o, 0.125f);
+  flash::flash_attention<64, true, 128, 128, 256, 3, true, true, P>(q, k, v, o, 0.125f);
+  flash::flash_attention<128, false, 128, 128, 256, 3, true, true, P>(q, k, v, o, 0.125f);
+  flash::flash_attention<128, true, 128, 128, 256, 3, true, true, P>(q, k, v, o, 0.125f);
 }
