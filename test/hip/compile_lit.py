@@ -18,9 +18,11 @@ EXPECTED = {
     'exec/shared-fit.cpp': LDS,                      # fits sm_90a's 227 KiB
     'exec/warp-specialized.cpp': LDS,
     'exec/gemm-fp8.cpp': LDS,
+    'exec/persistent.cpp': LDS,                      # (and pingpong.cpp, which includes it)
     'exec/big-tiles.cpp': 'bytes of registers and local memory per thread',  # the CPU's tiles
     'transforms/plan-shared-memory-swizzle.cpp': LDS,
     'targets/cuda/warp-specialize.cpp': LDS,
+    'targets/cuda/persistent.cpp': LDS,
     'targets/cuda/wgmma.cpp': LDS,
     'targets/cuda/wgmma-fp8.cpp': LDS,
 }
