@@ -84,6 +84,25 @@ public:
   virtual void synchronize() = 0;
 };
 
+/// The device_assert record of a GPU image (tile_gpu::assert_state of
+/// targets/common/include/tile_gpu.h), which the CUDA and HIP backends read after a sync.
+struct AssertState {
+  unsigned failed;
+  int block[3];
+  int thread;
+  char kernel[124];
+  char message[256];
+};
+static_assert(sizeof(AssertState) == 400, "the layout of tile_gpu::assert_state");
+
+/// The error a failed device_assert of record `s` on `device` throws.
+inline tile::error assert_failure(AssertState s, const std::string &device) {
+  s.kernel[sizeof s.kernel - 1] = s.message[sizeof s.message - 1] = 0;
+  return tile::error("tile kernel '" + std::string(s.kernel) + "' on " + device + ": device_assert failed in block (" +
+                     std::to_string(s.block[0]) + ", " + std::to_string(s.block[1]) + ", " +
+                     std::to_string(s.block[2]) + ") thread " + std::to_string(s.thread) + ": " + s.message);
+}
+
 /// GPU kernels compute a tensor's per-dimension indices in 32 bits (the compiler's
 /// IndexWidth::Narrow, for speed): a dimension too long for that is refused at launch, on
 /// `target` ("CUDA"). The margin keeps the corners of tiles past a tensor's end, bx * BM,

@@ -90,15 +90,6 @@ const Driver &driver() {
   return d;
 }
 
-/// The device_assert record of an image (tile_gpu::assert_state of targets/common/include/tile_gpu.h).
-struct AssertState {
-  unsigned failed;
-  int block[3];
-  int thread;
-  char kernel[124];
-  char message[256];
-};
-static_assert(sizeof(AssertState) == 400, "the layout of tile_cuda::assert_state");
 
 /// Throws tile::error for a failed driver call: "cuLaunchKernel: CUDA_ERROR_...: <text>".
 void check(CUresult r, const char *what) {
@@ -277,11 +268,7 @@ public:
       check(d.cuMemcpyDtoH(&s, p, sizeof s), "cuMemcpyDtoH");
       const unsigned zero = 0;
       check(d.cuMemcpyHtoD(p, &zero, sizeof zero), "cuMemcpyHtoD");
-      s.kernel[sizeof s.kernel - 1] = s.message[sizeof s.message - 1] = 0;
-      throw tile::error("tile kernel '" + std::string(s.kernel) + "' on " + device().name() +
-                        ": device_assert failed in block (" + std::to_string(s.block[0]) + ", " +
-                        std::to_string(s.block[1]) + ", " + std::to_string(s.block[2]) + ") thread " +
-                        std::to_string(s.thread) + ": " + s.message);
+      throw assert_failure(s, device().name());
     }
   }
 

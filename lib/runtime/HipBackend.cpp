@@ -121,15 +121,6 @@ const std::shared_ptr<HipRuntime> &process_runtime(std::string &why) {
   return runtime;
 }
 
-/// The device_assert record of an image (tile_gpu::assert_state of targets/common/include/tile_gpu.h).
-struct AssertState {
-  unsigned failed;
-  int block[3];
-  int thread;
-  char kernel[124];
-  char message[256];
-};
-static_assert(sizeof(AssertState) == 400, "the layout of tile_gpu::assert_state");
 
 class HipBackend final : public Backend {
 public:
@@ -253,11 +244,7 @@ public:
       check(rt_->hipMemcpyDtoH(&s, p, sizeof s), "hipMemcpyDtoH");
       unsigned zero = 0;
       check(rt_->hipMemcpyHtoD(p, &zero, sizeof zero), "hipMemcpyHtoD");
-      s.kernel[sizeof s.kernel - 1] = s.message[sizeof s.message - 1] = 0;
-      throw tile::error("tile kernel '" + std::string(s.kernel) + "' on " + device().name() +
-                        ": device_assert failed in block (" + std::to_string(s.block[0]) + ", " +
-                        std::to_string(s.block[1]) + ", " + std::to_string(s.block[2]) + ") thread " +
-                        std::to_string(s.thread) + ": " + s.message);
+      throw assert_failure(s, device().name());
     }
   }
 
