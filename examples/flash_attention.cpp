@@ -26,6 +26,13 @@ struct Case {
   bool causal;
 };
 
+// A persistent grid on Hopper (tile::persistent; -DFLASH_ATTENTION_PERSISTENT=false or true
+// chooses, test/gpu's example-flash_attention-persistent builds it so).
+#ifndef FLASH_ATTENTION_PERSISTENT
+#define FLASH_ATTENTION_PERSISTENT false
+#endif
+constexpr bool persistent = FLASH_ATTENTION_PERSISTENT;
+
 template <int D, bool CAUSAL>
 void launch(const T::array<T::bf16, 4> &q, const T::array<T::bf16, 4> &k, const T::array<T::bf16, 4> &v,
             T::array<T::bf16, 4> &o, float scale) {
@@ -49,7 +56,7 @@ void launch(const T::array<T::bf16, 4> &q, const T::array<T::bf16, 4> &k, const 
   }
 #ifndef FLASH_ATTENTION_MMA
   if (T::current_device().architecture() == "sm_90") {
-    flash::flash_attention<D, CAUSAL, 128, 128, 256, 2>(q, k, v, o, scale);
+    flash::flash_attention<D, CAUSAL, 128, 128, 256, 2, true, true, persistent>(q, k, v, o, scale);
     return;
   }
 #endif
