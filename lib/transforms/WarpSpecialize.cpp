@@ -535,9 +535,10 @@ private:
     }
 
     // Copies before the loop from a tensor into a shared tile that nothing else writes
-    // (attention's Q): the producer runs them too, as bulk copies completing on a barrier of
-    // their own (the "prologue"), which the consumers wait on where the copy was. With a
-    // persistent grid it loads the next tile's while the consumers finish the last.
+    // (attention's Q), on a persistent grid: the producer runs them too, as bulk copies
+    // completing on a barrier of their own (the "prologue"), which the consumers wait on
+    // where the copy was, so that it loads the next tile's while the consumers finish the
+    // last.
     std::vector<BulkCopyPlan> prologue;
     std::set<const BufferNode *> prologue_bufs;
     {
@@ -565,9 +566,10 @@ private:
         });
         return found;
       };
-      // (Not with the overlap: there ptxas spilled the d128 attention's consumers, lit
-      // attention-ptxas.cpp, which the consumers' own copy does not.)
-      for (const Stmt &s : overlap ? std::vector<Stmt>{} : before) {
+      // Only on a persistent grid, where it overlaps the last tile's end (on the launch's grid
+      // the consumers' own copy is what ran on the H200), and not with the overlap (there
+      // ptxas spilled the d128 attention's consumers, lit attention-ptxas.cpp).
+      for (const Stmt &s : persistent && !overlap ? before : std::vector<Stmt>{}) {
         auto c = s->as<CopyNode>();
         if (!c || c->src.buffer->scope != Scope::Global || c->dst.buffer->scope != Scope::Shared)
           continue;
