@@ -26,10 +26,12 @@ struct Case {
   bool causal;
 };
 
-// A persistent grid on Hopper (tile::persistent; -DFLASH_ATTENTION_PERSISTENT=false or true
-// chooses, test/gpu's example-flash_attention-persistent builds it so).
+// A persistent grid on Hopper (tile::persistent: on the H200 it ran d128 attention 1.04x and
+// 1.14x as fast with the consumer warpgroups' turns, bench/NOTES.md session 25);
+// -DFLASH_ATTENTION_PERSISTENT=false keeps the launch's grid (test/gpu's
+// example-flash_attention-launch-grid).
 #ifndef FLASH_ATTENTION_PERSISTENT
-#define FLASH_ATTENTION_PERSISTENT false
+#define FLASH_ATTENTION_PERSISTENT true
 #endif
 constexpr bool persistent = FLASH_ATTENTION_PERSISTENT;
 

@@ -509,19 +509,27 @@ private:
         for_each_node(consumers[i], nullptr, [&](const Stmt &x) { nested |= x->as<GemmNode>() != nullptr; });
       }
       std::string why;
-      if (NT != 2 * kProducerThreads)
+      if (gemms.size() < 2 && !nested)
+        ; // (a loop of one gemm has nothing to overlap it with: no remark)
+      else if (NT != 2 * kProducerThreads)
         why = "the kernel has " + std::to_string(NT / kProducerThreads) + " consumer warpgroups (it takes two)";
       else if (overlap)
         why = "the last gemm overlaps the next iteration";
       else if (gemms.size() != 2 || nested)
         why = "the loop's body has " +
-              std::string(nested              ? "a gemm inside another statement"
-                          : gemms.size() == 1 ? "one wgmma gemm"
-                                              : std::to_string(gemms.size()) + " wgmma gemms") +
+              std::string(nested ? "a gemm inside another statement" : std::to_string(gemms.size()) + " wgmma gemms") +
               " (it takes two at its top level)";
       else if (gemms[1] == gemms[0] + 1)
         why = "nothing runs between its two gemms";
-      if (why.empty()) {
+      else
+        for (auto &c : consumers)
+          for (auto &w : analysis::shared_access(c).writes)
+            if (w.buffer->scope == Scope::Shared && why.empty())
+              // (a barrier of all consumer threads inside a turn would wait for the other
+              // warpgroup, which waits for the turn)
+              why = "the loop writes shared memory ('" + w.buffer->name + "')";
+      if (gemms.size() < 2 && !nested) {
+      } else if (why.empty()) {
         turns = std::make_pair(gemms[0], gemms[1]);
         k_.remarks.push_back({consumers[gemms[1]]->loc,
                               "warpgroups take turns at the tensor cores (ping-pong): each one's gemms run while the "
@@ -792,6 +800,9 @@ private:
           const Stmt &first = consumers[turns->first];
           for (size_t i = 0; i < turns->first; ++i)
             body.push_back(work.mutate(consumers[i]));
+          // (The first turn just before the first gemm: a barrier that the compiler places
+          // before the loop must not fall inside it.)
+          body.push_back(if_then_else(binary(BinaryOp::EQ, Expr(it), imm(0)), turn(false, own_turn)));
           body.push_back(work.mutate(deferred_gemm(first)));
           body.push_back(turn(true, other_turn));
           body.push_back(gemm_wait(0, first));
@@ -883,15 +894,13 @@ private:
       consumer = peeled ? for_loop(it, imm(1), sub(loop->extent, imm(1)), ForKind::Serial, seq(body))
                         : for_loop(it, imm(0), loop->extent, ForKind::Serial, seq(body));
       consumer->loc = loop->loc;
-      if (turns) // (the first gemm's turn; the last turn handed on after the loop)
-        out.push_back(turn(false, own_turn));
       if (peeled)
         out.push_back(peeled);
       out.push_back(consumer);
       if (drain)
         out.push_back(drain);
-      if (turns)
-        out.push_back(turn(true, other_turn));
+      if (turns) // (the last turn handed on, where the loop took one)
+        out.push_back(if_then_else(binary(BinaryOp::GT, loop->extent, imm(0)), turn(true, other_turn)));
       // The prologue's tiles go back once nothing reads them: after the loop, or after the
       // statements after it where they read them.
       bool read_after = false;

@@ -51,11 +51,16 @@
 //   gemms run while the other does the statements between (the softmax):
 //
 //       (warpgroup 1, once: arrive on 2)
-//       sync on 2 + w
-//       for it ... { wait for stage it; G1 (issued); arrive on 2 + (1 - w); wgmma_wait(0);
-//                    the statements between; sync on 2 + w; G2; hand back stage it }
-//       arrive on 2 + (1 - w)
+//       for it ... { wait for stage it; (it == 0: sync on 2 + w); G1 (issued);
+//                    arrive on 2 + (1 - w); wgmma_wait(0); the statements between;
+//                    sync on 2 + w; G2; hand back stage it }
+//       (n > 0: arrive on 2 + (1 - w))
 //       (warpgroup 0, at the end: sync on 2, for the first arrive)
+//
+//   No other barrier of the consumers may fall between a warpgroup's sync and its next
+//   arrive (it would wait for the other warpgroup, which waits for the turn): the turns are
+//   not taken where the loop writes shared memory (insert-sync places barriers only there
+//   and before the loop).
 //
 //   The late tiles are those G2 reads; with early ones too they get full and empty
 //   barriers of their own (barriers[4 S]: group g's full[s] at g S + s, its empty[s] at

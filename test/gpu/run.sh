@@ -35,9 +35,8 @@ printf '%-24s exit %s\n' example-gemm-f16 "$(cat results/example-gemm-f16.rc)"
 # the H200: head_dim 128 tiles are K-major slabs) and causal on mma.sync.
 for run in "example-flash_attention causal 1" "example-flash_attention full 0" \
            "example-flash_attention-overlap causal 1" "example-flash_attention-overlap full 0" \
-           "example-flash_attention-pingpong causal 1" "example-flash_attention-pingpong full 0" \
-           "example-flash_attention-persistent causal 1" "example-flash_attention-persistent full 0" \
-           "example-flash_attention-pingpong-persistent causal 1" \
+           "example-flash_attention-launch-grid causal 1" "example-flash_attention-launch-grid full 0" \
+           "example-flash_attention-no-pingpong causal 1" "example-flash_attention-no-pingpong full 0" \
            "example-flash_attention-mma causal 1"; do
   set -- $run
   tag=$1-$2-d128

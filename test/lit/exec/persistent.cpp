@@ -178,15 +178,16 @@ void run_attention(const char *name, int H, int M, int N, int pad = 0) {
 #ifndef PERSISTENT_NO_MAIN
 int main() {
   using T::bf16, T::f16;
-  // 14 x 11 = 154 tiles: more than the SMs, so that blocks take several.
-  run_gemm<bf16>("persistent_gemm_154_tiles", 1700, 1300, 100,
+  // 14 x 11 = 154 tiles: more than the SMs, so that blocks take several. (N and K are
+  // multiples of 8 where a tensor map should take the tensors: rows of a multiple of 16 bytes.)
+  run_gemm<bf16>("persistent_gemm_154_tiles", 1700, 1304, 104,
                  [](auto &a, auto &b, auto &c) { p_gemm<bf16, 3>(a, b, c); });
   run_gemm<f16>("persistent_gemm_swizzle3", 1500, 2000, 136,
                 [](auto &a, auto &b, auto &c) { p_gemm<f16, 2, 3>(a, b, c); });
   run_gemm<bf16>("persistent_gemm_one_tile", 100, 72, 200, [](auto &a, auto &b, auto &c) { p_gemm<bf16, 3>(a, b, c); });
   // No iteration in any tile (k from 1 to ceildiv(64, 64)): C is the accumulator's zeros.
   run_gemm<bf16>(
-      "persistent_gemm_no_iteration", 1000, 2300, 64, [](auto &a, auto &b, auto &c) { p_gemm<bf16, 2, 0, 1>(a, b, c); },
+      "persistent_gemm_no_iteration", 1000, 2296, 64, [](auto &a, auto &b, auto &c) { p_gemm<bf16, 2, 0, 1>(a, b, c); },
       0, 64);
   // Rows of K + 3 elements: no tensor map describes them; the fallback runs, a block a tile.
   run_gemm<bf16>(

@@ -28,6 +28,6 @@ int main() {
   run_attention<2, true, 0, false>("pingpong_launch_grid_causal", 6, 1000, 700);
   run_attention<3, false, 0, false>("pingpong_launch_grid_full", 4, 700, 690);
   run_attention<2, false, 0, false>("pingpong_launch_grid_one_key", 4, 300, 1);
-  run_gemm<bf16>("pingpong_gemm_154_tiles", 1700, 1300, 100, [](auto &a, auto &b, auto &c) { p_gemm<bf16, 3>(a, b, c); });
+  run_gemm<bf16>("pingpong_gemm_154_tiles", 1700, 1304, 104, [](auto &a, auto &b, auto &c) { p_gemm<bf16, 3>(a, b, c); });
   return check::result();
 }

@@ -76,7 +76,7 @@
 // and issues its last gemm, waits for the first, runs the free statement, waits for the
 // last and hands V's stage back, runs the rest and hands K's stage back; the last gemm
 // after the loop.
-// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-overlap-gemms=on \
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-overlap-gemms=on -fplugin-arg-tile-pingpong=off \
 // RUN:   -fplugin-arg-tile-print-after=warp-specialize %s 2>&1 | FileCheck %s --check-prefix=OVERLAP
 // OVERLAP-LABEL: kernel two_gemms<3, true>(
 // OVERLAP: shared barriers: u64[12]
