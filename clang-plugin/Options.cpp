@@ -149,8 +149,8 @@ bool parse_options(const std::vector<std::string> &args, pipeline::Options &o, s
       if (!need_value())
         return false;
       if (value != "on" && value != "off") {
-        problem = "pingpong=" + value.str() + ": expected pingpong=on (the default: a warp-specialized loop's two "
-                  "consumer warpgroups take turns at the tensor cores) or pingpong=off";
+        problem = "pingpong=" + value.str() + ": expected pingpong=on (a warp-specialized loop's two consumer "
+                  "warpgroups take turns at the tensor cores) or pingpong=off (the default)";
         return false;
       }
       o.pingpong = value == "on";

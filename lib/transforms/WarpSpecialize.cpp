@@ -522,12 +522,35 @@ private:
       else if (gemms[1] == gemms[0] + 1)
         why = "nothing runs between its two gemms";
       else
+        // A barrier of all consumer threads inside a turn would wait for the other warpgroup,
+        // which waits for the turn: no statement that may be lowered through shared memory
+        // and barriers (writes of shared tiles, prefix sums, atomics, reductions other than
+        // along the rows of a gemm's accumulator, copies other than into a gemm's operand
+        // in registers or between fragments of one layout).
         for (auto &c : consumers)
-          for (auto &w : analysis::shared_access(c).writes)
-            if (w.buffer->scope == Scope::Shared && why.empty())
-              // (a barrier of all consumer threads inside a turn would wait for the other
-              // warpgroup, which waits for the turn)
-              why = "the loop writes shared memory ('" + w.buffer->name + "')";
+          for_each_node(c, nullptr, [&](const Stmt &x) {
+            if (!why.empty())
+              return;
+            for (auto &w : analysis::shared_access(x).writes)
+              if (w.buffer->scope == Scope::Shared)
+                why = "the loop writes shared memory ('" + w.buffer->name + "')";
+            const GemmNode *g1 = consumers[gemms[0]]->as<GemmNode>(), *g2 = consumers[gemms[1]]->as<GemmNode>();
+            auto accumulator = [&](const BufferNode *b) { return b == g1->c.buffer.get() || b == g2->c.buffer.get(); };
+            if (x->as<CumsumNode>() || x->as<AtomicNode>())
+              why = "the loop has a prefix sum or an atomic";
+            else if (auto r = x->as<ReduceNode>(); r && (r->dim != 1 || !accumulator(r->src.get())))
+              why = "the loop reduces '" + r->src->name + "' other than along a gemm accumulator's rows";
+            else if (auto cp = x->as<CopyNode>()) {
+              // (into a gemm's operand in registers, or between fragments of one layout:
+              // register moves)
+              const BufferNode *src = cp->src.buffer.get(), *dst = cp->dst.buffer.get();
+              auto ls = k_.layouts.find(src), ld = k_.layouts.find(dst);
+              const bool same = ls != k_.layouts.end() && ld != k_.layouts.end() && ls->second == ld->second;
+              if (dst != g1->a.buffer.get() && dst != g2->a.buffer.get() && !same)
+                why = "the loop copies '" + src->name + "' into '" + dst->name +
+                      "', which may go through shared memory";
+            }
+          });
       if (gemms.size() < 2 && !nested) {
       } else if (why.empty()) {
         turns = std::make_pair(gemms[0], gemms[1]);

@@ -83,7 +83,7 @@
 // CHECK:    copy(Q[by, bx * 128 +: 128, 0 +: 64], Qs)
 // CHECK: copy(acc, O[by, bx * 128 +: 128, 0 +: 64])
 //
-// pingpong=on (the default): the two consumer warpgroups take turns at the tensor cores
+// pingpong=on: the two consumer warpgroups take turns at the tensor cores
 // (hardware barriers 2 + w, 256 threads): warpgroup 1 grants warpgroup 0 the first turn;
 // each syncs on its own turn just before iteration 0's first gemm (after any barrier the
 // compiler places before the loop) and before each second gemm, and hands the turn on after
@@ -92,7 +92,7 @@
 // says nothing of them.
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-pingpong=on \
 // RUN:   -fplugin-arg-tile-print-after=warp-specialize %s 2>&1 | FileCheck %s --check-prefix=PINGPONG
-// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a \
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-pingpong=on \
 // RUN:   -fplugin-arg-tile-remarks %s 2>&1 | FileCheck %s --check-prefix=PINGPONG-REMARKS
 // PINGPONG-REMARKS-NOT: take turns at the tensor cores: the loop's body has
 // PINGPONG-REMARKS: persistent.cpp:[[@LINE+106]]:5: remark: [cuda:sm_90a] warpgroups take turns at the tensor cores (ping-pong): each one's gemms run while the other runs the statement between them
