@@ -677,29 +677,20 @@ bool Translator::tile_op(const CallExpr *call) {
     return true;
   }
 
-  if (op == "warp_specialize") {
+  // Kernel-wide switches: tile::warp_specialize(on), tile::persistent(on).
+  if (op == "warp_specialize" || op == "persistent") {
     if (loop_depth > 0 || conditional > 0 || !inline_stack.empty()) {
-      error(loc, "tile::warp_specialize must be a statement of the kernel's body, outside loops, run-time ifs and macros",
+      error(loc, "tile::" + op + " must be a statement of the kernel's body, outside loops, run-time ifs and macros",
             "call it once at the top level of the kernel (it applies to the whole kernel; if constexpr may choose)");
       return true;
     }
-    auto on = const_int(call->getArg(0), "the argument of tile::warp_specialize");
+    auto on = const_int(call->getArg(0), "the argument of tile::" + op);
     if (!on)
       return true;
-    kernel.warp_specialize = *on ? ir::Kernel::WarpSpecialization::On : ir::Kernel::WarpSpecialization::Off;
-    return true;
-  }
-
-  if (op == "persistent") {
-    if (loop_depth > 0 || conditional > 0 || !inline_stack.empty()) {
-      error(loc, "tile::persistent must be a statement of the kernel's body, outside loops, run-time ifs and macros",
-            "call it once at the top level of the kernel (it applies to the whole kernel; if constexpr may choose)");
-      return true;
-    }
-    auto on = const_int(call->getArg(0), "the argument of tile::persistent");
-    if (!on)
-      return true;
-    kernel.persistence = *on ? ir::Kernel::Persistence::On : ir::Kernel::Persistence::Off;
+    if (op == "persistent")
+      kernel.persistence = *on ? ir::Kernel::Persistence::On : ir::Kernel::Persistence::Off;
+    else
+      kernel.warp_specialize = *on ? ir::Kernel::WarpSpecialization::On : ir::Kernel::WarpSpecialization::Off;
     return true;
   }
 
