@@ -154,6 +154,15 @@ bool parse_options(const std::vector<std::string> &args, pipeline::Options &o, s
         return false;
       }
       o.pingpong = value == "on";
+    } else if (name == "bulk-store") {
+      if (!need_value())
+        return false;
+      if (value != "on" && value != "off") {
+        problem = "bulk-store=" + value.str() + ": expected bulk-store=on (a warp-specialized kernel's epilogue "
+                  "copies fragments into tensors by bulk tensor stores) or bulk-store=off (the default)";
+        return false;
+      }
+      o.bulk_store = value == "on";
     } else if (name == "toolchain") {
       if (!need_value())
         return false;
@@ -167,7 +176,7 @@ bool parse_options(const std::vector<std::string> &args, pipeline::Options &o, s
       o.stages = int(n);
     } else {
       problem = "unknown option '" + name.str() + "'; the options are targets=, print-after=, print-before=, "
-                "stop-after=, emit-source=, cache=, compile-timeout=, nvcc=, hipcc=, cxx=, gemm=, warp-specialize=, overlap-gemms=, pingpong=, stages=, "
+                "stop-after=, emit-source=, cache=, compile-timeout=, nvcc=, hipcc=, cxx=, gemm=, warp-specialize=, overlap-gemms=, pingpong=, bulk-store=, stages=, "
                 "toolchain=, print-toolchain, verbose and "
                 "remarks";
       return false;

@@ -297,7 +297,12 @@ void run_gpu(const std::string &kind, const std::vector<ir::Kernel> &frontend_ke
     auto warp_specialize = [&] {
       const std::vector<ir::Kernel> laid_out = kernels;
       const bool go_on = passes.run("warp-specialize", kernels, [&](const ir::Kernel &k) {
-        return opts.warp_specialize ? transforms::warp_specialize(k, target, opts.stages, opts.overlap_gemms, opts.pingpong) : k;
+        transforms::WarpSpecializeOptions o;
+        o.stages = opts.stages;
+        o.overlap_gemms = opts.overlap_gemms;
+        o.pingpong = opts.pingpong;
+        o.bulk_store = opts.bulk_store;
+        return opts.warp_specialize ? transforms::warp_specialize(k, target, o) : k;
       });
       for (size_t i = 0; i < laid_out.size(); ++i)
         if (!kernels[i].tensor_maps.empty()) {

@@ -141,6 +141,13 @@ private:
     read(n->src);
     write(n->dst);
   }
+  // A bulk store reads its tile asynchronously, until the wait (both reads here, so that
+  // the tile's writes are ordered before the one and after the other).
+  void visit_BulkStore(const BulkStoreNode *n) override {
+    read(n->src);
+    IRVisitor::visit_BulkStore(n);
+  }
+  void visit_BulkStoreSync(const BulkStoreSyncNode *n) override { read(n->buffer); }
   void visit_Atomic(const AtomicNode *n) override {
     if (n->src)
       read(n->src->buffer);

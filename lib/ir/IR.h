@@ -66,6 +66,8 @@ namespace tile::ir {
   X(ProxyFence)                                                                                    \
   X(Mbarrier)                                                                                      \
   X(BulkCopy)                                                                                      \
+  X(BulkStore)                                                                                     \
+  X(BulkStoreSync)                                                                                 \
   X(RegisterBudget)                                                                                \
   X(While)                                                                                         \
   X(TileFetch)                                                                                     \
@@ -678,6 +680,34 @@ struct BulkCopyNode : StmtNode {
   BulkCopyNode(int m, std::vector<Expr> c, Buffer d, Expr doff, Buffer b, Expr bi)
       : StmtNode(static_kind), map(m), coords(std::move(c)), dst(std::move(d)), dst_offset(std::move(doff)),
         barriers(std::move(b)), barrier_index(std::move(bi)) {}
+};
+
+/// A bulk tensor store (TMA, sm_90; made by warp-specialize for an epilogue's copy into a
+/// tensor), issued by one thread: shared buffer `src` from element `src_offset` of its
+/// storage, in the map's swizzle, into the box of the kernel's tensor map `map` whose first
+/// element is at `coords` (one per tensor dimension, outermost first); the box's elements
+/// past the tensor's edges are not written. It reads `src` asynchronously, until a
+/// BulkStoreSync Wait of the thread that issued it.
+struct BulkStoreNode : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::BulkStore;
+  int map;
+  std::vector<Expr> coords;
+  Buffer src;
+  Expr src_offset;
+  BulkStoreNode(int m, std::vector<Expr> c, Buffer s, Expr soff)
+      : StmtNode(static_kind), map(m), coords(std::move(c)), src(std::move(s)), src_offset(std::move(soff)) {}
+};
+
+/// The issuing thread's bulk stores: Commit closes a group of those issued since the last
+/// one; Wait returns once every committed group has read its shared memory, `buffer` (the
+/// shared tile they read: a read of it, for the passes that order shared accesses), which
+/// may then be written again. Their writes to global memory complete by the kernel's end.
+enum class BulkStoreSyncOp { Commit, Wait };
+struct BulkStoreSyncNode : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::BulkStoreSync;
+  BulkStoreSyncOp op;
+  Buffer buffer;
+  BulkStoreSyncNode(BulkStoreSyncOp o, Buffer b) : StmtNode(static_kind), op(o), buffer(std::move(b)) {}
 };
 
 /// The warpgroup's registers per thread become `registers` (setmaxnreg, sm_90a; made by

@@ -435,6 +435,21 @@ public:
       os << "])";
       break;
     }
+    case StmtKind::BulkStore: {
+      auto n = s->as<BulkStoreNode>();
+      os << "bulk_store(tensor_map" << n->map << "[";
+      list(n->coords);
+      os << "] <- ";
+      address(n->src.get(), n->src_offset);
+      os << ")";
+      break;
+    }
+    case StmtKind::BulkStoreSync: {
+      auto n = s->as<BulkStoreSyncNode>();
+      os << (n->op == BulkStoreSyncOp::Commit ? "bulk_store_commit(" : "bulk_store_wait(")
+         << buffer_name(n->buffer.get()) << ")";
+      break;
+    }
     case StmtKind::While: {
       auto n = s->as<WhileNode>();
       os << "while (";

@@ -15,6 +15,7 @@ public:
   std::vector<std::set<const VarNode *>> vars{1};
   std::vector<std::set<const BufferNode *>> buffers{1};
   const LayoutMap *layouts = nullptr;
+  const Kernel *kernel = nullptr;
 
   bool var_in_scope(const VarNode *v) const {
     for (auto &s : vars)
@@ -285,6 +286,23 @@ public:
     }
   }
   void visit_AnnotateLayout(const AnnotateLayoutNode *n) override { check_buffer(n->buffer, "annotate_layout"); }
+  void visit_BulkStore(const BulkStoreNode *n) override {
+    check_buffer(n->src, "bulk_store");
+    if (n->src->scope != Scope::Shared)
+      fail("bulk store from '" + n->src->name + "', which is not in shared memory");
+    if (n->map < 0 || size_t(n->map) >= kernel->tensor_maps.size())
+      fail("bulk store through tensor map " + std::to_string(n->map) + " of " +
+           std::to_string(kernel->tensor_maps.size()));
+    else if (n->coords.size() != kernel->tensor_maps[size_t(n->map)].box.size())
+      fail("bulk store with " + std::to_string(n->coords.size()) + " coordinates for a box of " +
+           std::to_string(kernel->tensor_maps[size_t(n->map)].box.size()) + " dimensions");
+    IRVisitor::visit_BulkStore(n);
+  }
+  void visit_BulkStoreSync(const BulkStoreSyncNode *n) override {
+    check_buffer(n->buffer, "bulk_store_sync");
+    if (n->buffer->scope != Scope::Shared)
+      fail("bulk store commit or wait of '" + n->buffer->name + "', which is not in shared memory");
+  }
   void visit_TileFetch(const TileFetchNode *n) override {
     if (!var_in_scope(n->tile.get()))
       fail("tile fetch into undeclared variable '" + n->tile->name + "'");
@@ -298,6 +316,7 @@ public:
 std::vector<std::string> verify(const Kernel &k) {
   Verifier v;
   v.layouts = &k.layouts;
+  v.kernel = &k;
   for (auto &p : k.params) {
     if (p.tensor)
       v.buffers[0].insert(p.tensor.get());

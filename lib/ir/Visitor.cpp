@@ -147,6 +147,12 @@ void IRVisitor::visit_BulkCopy(const BulkCopyNode *n) {
   visit(n->dst_offset);
   visit(n->barrier_index);
 }
+void IRVisitor::visit_BulkStore(const BulkStoreNode *n) {
+  for (auto &c : n->coords)
+    visit(c);
+  visit(n->src_offset);
+}
+void IRVisitor::visit_BulkStoreSync(const BulkStoreSyncNode *) {}
 void IRVisitor::visit_RegisterBudget(const RegisterBudgetNode *) {}
 void IRVisitor::visit_While(const WhileNode *n) {
   visit(n->cond);
@@ -383,6 +389,17 @@ Stmt IRMutator::mutate_BulkCopy(const Stmt &self, const BulkCopyNode *n) {
     return self;
   return std::make_shared<BulkCopyNode>(n->map, std::move(coords), n->dst, d, n->barriers, b);
 }
+Stmt IRMutator::mutate_BulkStore(const Stmt &self, const BulkStoreNode *n) {
+  bool changed = false;
+  auto coords = mutate(n->coords, changed);
+  Expr o = mutate(n->src_offset);
+  if (!changed && o == n->src_offset)
+    return self;
+  auto m = std::make_shared<BulkStoreNode>(n->map, std::move(coords), n->src, o);
+  m->loc = n->loc;
+  return m;
+}
+Stmt IRMutator::mutate_BulkStoreSync(const Stmt &self, const BulkStoreSyncNode *) { return self; }
 Stmt IRMutator::mutate_RegisterBudget(const Stmt &self, const RegisterBudgetNode *) { return self; }
 Stmt IRMutator::mutate_While(const Stmt &self, const WhileNode *n) {
   auto c = mutate(n->cond);

@@ -509,6 +509,19 @@ class FenceBarriers : public IRMutator {
   Stmt mutate_Barrier(const Stmt &self, const BarrierNode *) override {
     return seq({std::make_shared<ProxyFenceNode>(), self});
   }
+  // (A barrier that an earlier pass fenced already, warp-specialize's before a bulk store,
+  // keeps its one fence.)
+  Stmt mutate_Seq(const Stmt &self, const SeqNode *n) override {
+    std::vector<Stmt> out;
+    bool changed = false;
+    for (size_t i = 0; i < n->stmts.size(); ++i) {
+      const Stmt &s = n->stmts[i];
+      const bool fenced = i > 0 && n->stmts[i - 1]->as<ProxyFenceNode>() && s->as<BarrierNode>();
+      out.push_back(fenced ? s : mutate(s));
+      changed |= out.back() != s;
+    }
+    return changed ? seq(std::move(out)) : self;
+  }
 };
 
 } // namespace

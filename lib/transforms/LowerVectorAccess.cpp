@@ -521,6 +521,76 @@ private:
     return seq(before);
   }
 
+  /// A Vectorized loop whose one statement stores into a block-shared buffer at
+  /// consecutive, aligned elements (a fragment's lanes into a shared tile): the values
+  /// through lanes, stored as one vector (one a 16-byte unit where the tile keeps only its
+  /// units whole). Null where it is not one.
+  Stmt shared_writes(const ForNode *n) const {
+    const auto V = as_const_int(n->extent);
+    if (!V || *V < 2 || !is_const_int(n->begin, 0) || !is_const_int(n->step, 1))
+      return nullptr;
+    std::vector<const DeclareNode *> decls;
+    Stmt last;
+    if (!split_body(n, decls, last))
+      return nullptr;
+    auto st = last ? last->as<StoreNode>() : nullptr;
+    if (!st || !analysis::is_block_shared(st->buffer.get()))
+      return nullptr;
+    const Buffer &b = st->buffer;
+    // (Lanes computed before any is stored: the values may not read the tile.)
+    bool reads_tile = false;
+    for_each_expr(st->value, [&](const Expr &e) {
+      if (auto l = e->as<LoadNode>())
+        reads_tile |= l->buffer == b;
+    });
+    for (auto *d : decls)
+      for_each_expr(d->init, [&](const Expr &e) {
+        if (auto l = e->as<LoadNode>())
+          reads_tile |= l->buffer == b;
+      });
+    if (reads_tile || !consecutive(n, decls, *V, st->indices))
+      return nullptr;
+    const int elem = bytes(b->dtype);
+    const std::int64_t total = *V * elem;
+    const SharedLayout *sl = shared_layout(b);
+    std::int64_t chunk = std::min<std::int64_t>(total, t_.max_vector_bytes);
+    if (in_chunks(sl))
+      chunk = std::min<std::int64_t>(chunk, 16);
+    if (elem > 8 || chunk < 4 || (chunk & (chunk - 1)) != 0 || total % chunk != 0)
+      return nullptr;
+    Substituter first = at_lane(n, decls, 0);
+    std::vector<Expr> first_idx;
+    for (auto &i : st->indices)
+      first_idx.push_back(first.mutate(i));
+    bool loads = false;
+    for (auto &i : first_idx)
+      for_each_expr(i, [&](const Expr &e) { loads |= e->as<LoadNode>() != nullptr; });
+    if (loads)
+      return nullptr;
+    // Chunks aligned: the buffer starts aligned (Target::shared_alignment); a tile kept in
+    // 16-byte units (whose rows and slabs are whole units) places an element's bytes within
+    // its unit by the last index alone.
+    const Expr off = shared_offset(*b, sl, first_idx);
+    const std::int64_t last_divisor = analysis::known_divisor(first_idx.back()) * elem;
+    if (in_chunks(sl) ? last_divisor % chunk != 0 : analysis::known_divisor(off) * elem % chunk != 0)
+      return nullptr;
+    Buffer lanes = make_buffer(b->name + "_lanes", Scope::Local, b->dtype, {*V});
+    std::vector<Stmt> body;
+    for (auto *d : decls)
+      body.push_back(declare(d->var, d->init));
+    body.push_back(store(lanes, {n->var}, st->value));
+    std::vector<Stmt> out = {decl_buffer(lanes),
+                             for_loop(n->var, n->begin, n->extent, ForKind::Unrolled, seq(body), n->step)};
+    const std::int64_t unit = chunk / elem;
+    for (std::int64_t c = 0; c < *V / unit; ++c) {
+      std::vector<Expr> idx = first_idx;
+      idx.back() = add(idx.back(), int_imm(c * unit, idx.back()->type));
+      out.push_back(std::make_shared<VectorMoveNode>(b, c == 0 ? off : shared_offset(*b, sl, idx), lanes,
+                                                     int_imm(c * unit), int(chunk), int(chunk), false));
+    }
+    return seq(out);
+  }
+
   Stmt mutate_Async(const Stmt &self, const AsyncNode *n) override {
     ++async_depth_;
     Stmt s = IRMutator::mutate_Async(self, n);
@@ -533,6 +603,8 @@ private:
       if (auto a = parse(n))
         return lower(self, n, *a);
       if (Stmt s = shared_reads(n))
+        return s;
+      if (Stmt s = shared_writes(n))
         return s;
       return IRMutator::mutate_For(self, n);
     }

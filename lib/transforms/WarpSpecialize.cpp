@@ -138,10 +138,20 @@ struct BulkCopyPlan {
   std::int64_t bytes = 0;                         // of the whole tile
 };
 
+/// One epilogue copy that bulk stores take (bulk_store): the fragment goes into shared
+/// `tile`, which leaves in boxes of rows x box_cols through tensor map `map`.
+struct BulkStorePlan {
+  const CopyNode *copy;
+  int param = -1;
+  std::int64_t rows = 0, box_cols = 0, boxes = 0;
+  Buffer tile;
+  int map = -1;
+};
+
 class Specializer {
 public:
-  Specializer(Kernel &k, const Target &t, int stages, bool overlap, bool pingpong)
-      : k_(k), t_(t), stages_(stages), overlap_(overlap), pingpong_(pingpong) {}
+  Specializer(Kernel &k, const Target &t, const WarpSpecializeOptions &o)
+      : k_(k), t_(t), stages_(o.stages), overlap_(o.overlap_gemms), pingpong_(o.pingpong), bulk_store_(o.bulk_store) {}
 
   /// Specializes the first top-level pipelined loop with a warpgroup gemm; false (with a
   /// remark where one was found) when it cannot.
@@ -168,6 +178,7 @@ private:
   const int stages_; // > 0: instead of each loop's own
   const bool overlap_; // overlap-gemms=on
   const bool pingpong_; // pingpong=on
+  const bool bulk_store_; // bulk-store=on
   bool remarked_ = false;
 
   int stages_of(const ForNode *f) const { return stages_ > 0 ? stages_ : f->stages; }
@@ -314,6 +325,83 @@ private:
     p.boxes = cols / span;
     p.bytes = rows * cols * elem;
     return p;
+  }
+
+  /// Whether the epilogue's copy `c` (of a fragment into a tensor) can leave by bulk tensor
+  /// stores; `why` says why not.
+  std::optional<BulkStorePlan> plan_store(const CopyNode *c, std::string &why) const {
+    const Region &src = c->src, &dst = c->dst;
+    const BufferNode *t = dst.buffer.get();
+    BulkStorePlan p{c};
+    p.param = param_of(t);
+    if (p.param < 0 || !k_.layouts.count(src.buffer.get()))
+      return why = "it is not from a fragment in registers into a tensor parameter", std::nullopt;
+    if (t->rank() > 4)
+      return why = "it writes a tensor of more than 4 dimensions", std::nullopt;
+    if (src.buffer->rank() != 2 || src.num_elements() != src.buffer->num_elements() || dst.tile_dims.size() != 2 ||
+        dst.tile_shape() != src.tile_shape())
+      return why = "it does not store a whole two-dimensional fragment", std::nullopt;
+    if (dst.tile_dims[0] >= dst.tile_dims[1] || dst.tile_dims[1] != t->rank() - 1)
+      return why = "it transposes, or its rows are not along the tensor's last dimension", std::nullopt;
+    const int elem = bytes(t->dtype);
+    const std::int64_t rows = src.buffer->extent(0), cols = src.buffer->extent(1), span = 128 / elem;
+    if (cols % span != 0)
+      return why = "the tile's rows are " + std::to_string(cols * elem) +
+                   " bytes (a bulk store's tile takes rows of a multiple of 128 bytes)",
+             std::nullopt;
+    if (rows % 8 != 0)
+      return why = "the tile has " + std::to_string(rows) + " rows (a bulk store's tile takes a multiple of 8)",
+             std::nullopt;
+    if (rows > 256)
+      return why = "the tile has more than 256 rows (a bulk store's box)", std::nullopt;
+    // (Its asynchronous writes would need waiting for before any other access of the tensor.)
+    bool elsewhere = false;
+    for_each_node(
+        k_.body,
+        [&](const Expr &x) {
+          if (auto l = x->as<LoadNode>())
+            elsewhere |= l->buffer.get() == t;
+        },
+        [&](const Stmt &x) {
+          if (x.get() == c)
+            return;
+          if (auto st = x->as<StoreNode>())
+            elsewhere |= st->buffer.get() == t;
+          else if (auto cp = x->as<CopyNode>())
+            elsewhere |= cp->src.buffer.get() == t || cp->dst.buffer.get() == t;
+          else if (auto a = x->as<AtomicNode>())
+            elsewhere |= a->dst.buffer.get() == t || (a->src && a->src->buffer.get() == t);
+          else if (auto f = x->as<FillNode>())
+            elsewhere |= f->dst.buffer.get() == t;
+        });
+    if (elsewhere)
+      return why = "the kernel reads or writes '" + t->name + "' elsewhere too", std::nullopt;
+    p.rows = rows;
+    p.box_cols = span;
+    p.boxes = cols / span;
+    return p;
+  }
+
+  /// The shared memory the buffers `stmts` declare take, laid out one after the other (as
+  /// plan-shared-memory places buffers whose lives overlap): fragments in registers aside.
+  std::int64_t shared_bytes(const std::vector<Stmt> &stmts) const {
+    std::set<const BufferNode *> seen;
+    std::int64_t total = 0;
+    const std::int64_t base = std::max<std::int64_t>(t_.shared_alignment, 1);
+    for (const Stmt &s : stmts)
+      for_each_node(s, nullptr, [&](const Stmt &x) {
+        auto d = x->as<DeclBufferNode>();
+        if (!d)
+          return;
+        const BufferNode *b = d->buffer.get();
+        if ((b->scope != Scope::Shared && (b->scope != Scope::Fragment || k_.layouts.count(b))) || !seen.insert(b).second)
+          return;
+        std::int64_t align = base;
+        if (auto sl = k_.shared_layouts.find(b); sl != k_.shared_layouts.end())
+          align = std::max<std::int64_t>(align, sl->second.alignment);
+        total = (total + align - 1) / align * align + k_.storage_elements(b) * bytes(b->dtype);
+      });
+    return total;
   }
 
   bool specialize(const std::vector<Stmt> &top, size_t at) {
@@ -631,16 +719,17 @@ private:
     }
 
     // The tensor maps: one per tensor and box.
-    auto map_for = [&](const BulkCopyPlan &p) {
-      std::vector<std::int64_t> box(size_t(p.copy->src.buffer->rank()), 1);
-      box[size_t(p.copy->src.tile_dims[0])] = p.rows;
-      box[size_t(p.copy->src.tile_dims[1])] = p.box_cols;
+    auto map_of_box = [&](int param, const Region &r, std::int64_t rows, std::int64_t cols) {
+      std::vector<std::int64_t> box(size_t(r.buffer->rank()), 1);
+      box[size_t(r.tile_dims[0])] = rows;
+      box[size_t(r.tile_dims[1])] = cols;
       for (size_t m = 0; m < k_.tensor_maps.size(); ++m)
-        if (k_.tensor_maps[m].param == p.param && k_.tensor_maps[m].box == box)
+        if (k_.tensor_maps[m].param == param && k_.tensor_maps[m].box == box)
           return int(m);
-      k_.tensor_maps.push_back({p.param, box, 128});
+      k_.tensor_maps.push_back({param, box, 128});
       return int(k_.tensor_maps.size()) - 1;
     };
+    auto map_for = [&](const BulkCopyPlan &p) { return map_of_box(p.param, p.copy->src, p.rows, p.box_cols); };
     std::vector<int> map_of, prologue_map;
     for (auto &p : copies)
       map_of.push_back(map_for(p));
@@ -677,6 +766,56 @@ private:
       slot = make_buffer("next_tile", Scope::Shared, ScalarType::I32, {1});
       slot->loc = loop->loc;
       staged_decls.push_back(decl_buffer(slot));
+    }
+
+    // The epilogue's copies of fragments into tensors, as bulk stores (bulk-store=on): each
+    // through a shared tile of its own, where it fits beside the rest.
+    std::vector<BulkStorePlan> stores;
+    {
+      std::vector<Stmt> declaring = staged_decls;
+      declaring.insert(declaring.end(), before.begin(), before.end());
+      declaring.insert(declaring.end(), consumers.begin(), consumers.end());
+      declaring.insert(declaring.end(), top.begin() + long(at) + 1, top.end());
+      std::int64_t used = shared_bytes(declaring);
+      for (auto t = top.begin() + long(at) + 1; t != top.end(); ++t) {
+        auto c = (*t)->as<CopyNode>();
+        if (!c || c->src.buffer->scope != Scope::Fragment || c->dst.buffer->scope != Scope::Global)
+          continue;
+        const std::string name = "'" + c->dst.buffer->name + "'";
+        std::string why;
+        std::optional<BulkStorePlan> p = plan_store(c, why);
+        if (!bulk_store_) {
+          if (p)
+            k_.remarks.push_back({c->loc, "copy into " + name + " stored from registers: -fplugin-arg-tile-bulk-store=on "
+                                          "makes it bulk tensor stores (TMA) through shared memory"});
+          continue;
+        }
+        if (!p) {
+          k_.remarks.push_back({c->loc, "copy into " + name + " not a bulk tensor store: " + why});
+          continue;
+        }
+        const BufferNode *dst = c->dst.buffer.get();
+        Buffer tile = make_buffer(dst->name + "_tile", Scope::Shared, dst->dtype, {p->rows, p->box_cols * p->boxes});
+        tile->loc = c->loc;
+        // (The layout the copy engine reads: as plan_copy's tiles.)
+        const int align = std::max(t_.warpgroup_mma->swizzle_alignment, int(t_.shared_alignment));
+        k_.shared_layouts[tile.get()] = SharedLayout{p->box_cols, 128, p->boxes > 1 ? p->box_cols : 0, align};
+        const std::int64_t tile_bytes = k_.storage_elements(tile.get()) * bytes(dst->dtype);
+        const std::int64_t after = (used + align - 1) / align * align + tile_bytes;
+        if (t_.max_shared_bytes > 0 && after > t_.max_shared_bytes) {
+          k_.shared_layouts.erase(tile.get());
+          k_.remarks.push_back({c->loc, "copy into " + name + " not a bulk tensor store: its shared tile of " +
+                                            std::to_string(tile_bytes) + " bytes does not fit beside the block's other " +
+                                            std::to_string(used) + " (a block may have " +
+                                            std::to_string(t_.max_shared_bytes) + "; fewer stages make room)"});
+          continue;
+        }
+        used = after;
+        p->tile = tile;
+        p->map = map_of_box(p->param, c->dst, p->rows, p->box_cols);
+        staged_decls.push_back(decl_buffer(tile));
+        stores.push_back(*p);
+      }
     }
     if (!k_.thread_index)
       k_.thread_index = make_var("tid", ScalarType::I32);
@@ -787,6 +926,47 @@ private:
     const Expr own_turn = add(int_imm(2), warpgroup), other_turn = sub(int_imm(3), warpgroup);
     auto turn = [&](bool arrive, const Expr &id) {
       return std::make_shared<NamedBarrierNode>(id, 2 * kProducerThreads, arrive);
+    };
+
+    // An epilogue's copy by bulk stores (the plan's tile, then one thread's stores); on a
+    // persistent grid (`again`), after the last tile's stores have read the tile.
+    auto first_thread = [&](std::vector<Stmt> body) {
+      return if_then_else(binary(BinaryOp::EQ, tid, int_imm(0)), seq(std::move(body)));
+    };
+    auto bulk_store = [&](const BulkStorePlan &p, bool again) {
+      std::vector<Stmt> out;
+      const Region &dst = p.copy->dst;
+      if (again) {
+        out.push_back(first_thread({std::make_shared<BulkStoreSyncNode>(BulkStoreSyncOp::Wait, p.tile)}));
+        out.push_back(barrier());
+      }
+      auto into_tile = std::make_shared<CopyNode>(p.copy->src, full_region(p.tile));
+      into_tile->loc = p.copy->loc;
+      out.push_back(into_tile);
+      // (The writes fenced for the copy engine, which reads the tile after the barrier.)
+      out.push_back(std::make_shared<ProxyFenceNode>());
+      out.push_back(barrier());
+      std::vector<Stmt> issue;
+      const SharedLayout &layout = k_.shared_layouts.at(p.tile.get());
+      for (std::int64_t j = 0; j < p.boxes; ++j) {
+        std::vector<Expr> coords;
+        for (size_t d = 0; d < dst.begin.size(); ++d) {
+          Expr c0 = dst.begin[d];
+          if (int(d) == dst.tile_dims[1])
+            c0 = add(c0, int_imm(j * p.box_cols, c0->type));
+          coords.push_back(cast(ScalarType::I32, c0));
+        }
+        auto store = std::make_shared<BulkStoreNode>(
+            p.map, std::move(coords), p.tile, shared_offset(*p.tile, &layout, {int_imm(0), int_imm(j * p.box_cols)}));
+        store->loc = p.copy->loc;
+        issue.push_back(store);
+      }
+      issue.push_back(std::make_shared<BulkStoreSyncNode>(BulkStoreSyncOp::Commit, p.tile));
+      out.push_back(first_thread(std::move(issue)));
+      for (const Stmt &x : out)
+        if (x->loc == 0)
+          x->loc = p.copy->loc;
+      return out;
     };
 
     // The consumers' work for one tile, the same way.
@@ -933,7 +1113,16 @@ private:
       const Stmt give_back = n && !prologue.empty() ? mbar(MbarrierOp::Arrive, int_imm(q_empty), nullptr) : nullptr;
       if (give_back && !read_after)
         out.push_back(give_back);
-      out.insert(out.end(), top.begin() + long(at) + 1, top.end());
+      for (auto t = top.begin() + long(at) + 1; t != top.end(); ++t) {
+        auto st = std::find_if(stores.begin(), stores.end(),
+                               [&](const BulkStorePlan &p) { return p.copy == (*t)->as<CopyNode>(); });
+        if (st == stores.end()) {
+          out.push_back(*t);
+          continue;
+        }
+        for (const Stmt &x : bulk_store(*st, n != nullptr))
+          out.push_back(x);
+      }
       if (give_back && read_after)
         out.push_back(give_back);
       return out;
@@ -1033,6 +1222,13 @@ private:
                                                            : "") +
                           "; the producer loads a block's next tile while its consumers finish the last"});
     }
+    // The tiles of the bulk stores stay until the stores have read them.
+    if (!stores.empty()) {
+      std::vector<Stmt> waits;
+      for (const BulkStorePlan &p : stores)
+        waits.push_back(std::make_shared<BulkStoreSyncNode>(BulkStoreSyncOp::Wait, p.tile));
+      consumer_side.push_back(first_thread(waits));
+    }
     if (turns)
       consumer_side.push_back(if_then_else(binary(BinaryOp::EQ, warpgroup, int_imm(0)), turn(false, int_imm(2))));
     out.push_back(if_then_else(binary(BinaryOp::GE, tid, int_imm(NT)), seq(producer_side), seq(consumer_side)));
@@ -1054,13 +1250,19 @@ private:
                         std::to_string(NT) + " consumer threads" +
                         (budget ? " take " + std::to_string(raised) + " registers each and" : "") +
                         " hand stages back through mbarriers"});
+    for (const BulkStorePlan &p : stores)
+      k_.remarks.push_back(
+          {p.copy->loc, "copy into '" + p.copy->dst.buffer->name + "' by bulk tensor stores (TMA, " +
+                            std::to_string(p.boxes) + (p.boxes == 1 ? " box" : " boxes") + " of " +
+                            std::to_string(p.rows) + "x" + std::to_string(p.box_cols) + ") from shared '" +
+                            p.tile->name + "' (128-byte swizzle), which one consumer thread issues"});
     return true;
   }
 };
 
 } // namespace
 
-Kernel warp_specialize(const Kernel &kernel, const Target &target, int stages, bool overlap_gemms, bool pingpong) {
+Kernel warp_specialize(const Kernel &kernel, const Target &target, const WarpSpecializeOptions &options) {
   if (!kernel.fallback_of.empty())
     return kernel;
   // tile::persistent() needs the producer warpgroup: where there is none, the remark says why.
@@ -1074,7 +1276,7 @@ Kernel warp_specialize(const Kernel &kernel, const Target &target, int stages, b
   if (!target.bulk_tensor_copy || !target.warpgroup_mma)
     return not_persistent(kernel, "the target has no bulk tensor copies and warpgroup gemms (sm_90a has)");
   Kernel k = kernel;
-  Specializer s(k, target, stages, overlap_gemms, pingpong);
+  Specializer s(k, target, options);
   if (!s.run()) {
     Kernel unchanged = kernel;
     unchanged.remarks = k.remarks; // why not

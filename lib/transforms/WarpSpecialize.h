@@ -62,6 +62,22 @@
 //   not taken where the loop writes shared memory (insert-sync places barriers only there
 //   and before the loop).
 //
+//   With bulk_store, a top-level copy after the loop of a whole fragment in registers into
+//   a tile of a tensor parameter that the kernel touches nowhere else (the epilogue's
+//   `copy(acc, C.at(...))`) goes through a shared tile T of the tensor's element type, in
+//   rows or slabs of 128 bytes in the 128-byte swizzle, and leaves it by bulk tensor
+//   stores (one box a slab) that one consumer thread issues:
+//
+//       (persistent: if (tid == 0) bulk_store_wait(T); barrier())  // the last tile's read
+//       copy(acc, T)                                              // converts, in registers
+//       proxy_fence_async_shared(); barrier()
+//       if (tid == 0) { bulk_store(tensor_map[coordinates] <- T + slab) ...; bulk_store_commit(T) }
+//       ... at the consumers' end: if (tid == 0) bulk_store_wait(T)
+//
+//   The box's elements past the tensor's edges are not written, as the copy's own bounds
+//   checks give. T must fit the block's shared memory beside the stages; where it does
+//   not, or the copy does not qualify, the remark says why and the copy stays as it was.
+//
 //   The late tiles are those G2 reads; with early ones too they get full and empty
 //   barriers of their own (barriers[4 S]: group g's full[s] at g S + s, its empty[s] at
 //   2 S + g S + s).
@@ -86,12 +102,21 @@
 
 namespace tile::transforms {
 
-/// `stages` > 0: every pipelined loop takes that many stages instead of its own (the option
-/// stages=, as inject-pipeline). `overlap_gemms` (the option overlap-gemms=on): a loop that
-/// ends with a second wgmma gemm gets it deferred into the next iteration (see
-/// Specializer::plan_overlap), where it can. `pingpong` (the option pingpong=on): two
-/// consumer warpgroups take turns at the tensor cores, where they can.
-ir::Kernel warp_specialize(const ir::Kernel &kernel, const ir::Target &target, int stages = 0,
-                           bool overlap_gemms = false, bool pingpong = false);
+struct WarpSpecializeOptions {
+  /// > 0: every pipelined loop takes that many stages instead of its own (the option
+  /// stages=, as inject-pipeline).
+  int stages = 0;
+  /// The option overlap-gemms=on: a loop that ends with a second wgmma gemm gets it
+  /// deferred into the next iteration (see Specializer::plan_overlap), where it can.
+  bool overlap_gemms = false;
+  /// The option pingpong=on: two consumer warpgroups take turns at the tensor cores, where
+  /// they can.
+  bool pingpong = false;
+  /// The option bulk-store=on: the epilogue's copies of fragments into tensors become bulk
+  /// tensor stores through shared tiles, where they can.
+  bool bulk_store = false;
+};
+
+ir::Kernel warp_specialize(const ir::Kernel &kernel, const ir::Target &target, const WarpSpecializeOptions &options = {});
 
 } // namespace tile::transforms

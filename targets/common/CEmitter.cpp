@@ -463,6 +463,8 @@ void CEmitter::emit_proxy_fence() { unlowered("an async-proxy fence"); }
 void CEmitter::emit_mbarrier(const MbarrierNode *) { unlowered("an mbarrier"); }
 void CEmitter::emit_bulk_copy(const BulkCopyNode *) { unlowered("a bulk tensor copy"); }
 void CEmitter::emit_register_budget(const RegisterBudgetNode *) { unlowered("a register budget"); }
+void CEmitter::emit_bulk_store(const BulkStoreNode *) { unlowered("a bulk tensor store"); }
+void CEmitter::emit_bulk_store_sync(const BulkStoreSyncNode *) { unlowered("a bulk tensor store's commit or wait"); }
 void CEmitter::emit_tile_fetch(const TileFetchNode *) { unlowered("a persistent grid's tile fetch"); }
 void CEmitter::emit_named_barrier(const NamedBarrierNode *) { unlowered("a named barrier"); }
 
@@ -557,6 +559,10 @@ void CEmitter::stmt(const Stmt &s) {
     line("}");
     return;
   }
+  case StmtKind::BulkStore:
+    return emit_bulk_store(s->as<BulkStoreNode>());
+  case StmtKind::BulkStoreSync:
+    return emit_bulk_store_sync(s->as<BulkStoreSyncNode>());
   case StmtKind::TileFetch:
     return emit_tile_fetch(s->as<TileFetchNode>());
   case StmtKind::NamedBarrier:

@@ -134,6 +134,8 @@ protected:
   virtual void emit_proxy_fence();
   virtual void emit_mbarrier(const ir::MbarrierNode *n);
   virtual void emit_bulk_copy(const ir::BulkCopyNode *n);
+  virtual void emit_bulk_store(const ir::BulkStoreNode *n);
+  virtual void emit_bulk_store_sync(const ir::BulkStoreSyncNode *n);
   virtual void emit_register_budget(const ir::RegisterBudgetNode *n);
   virtual void emit_tile_fetch(const ir::TileFetchNode *n);
   virtual void emit_named_barrier(const ir::NamedBarrierNode *n);

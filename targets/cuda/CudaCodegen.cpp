@@ -196,6 +196,16 @@ private:
          ", &" + tensor_map_names_.at(size_t(n->map)) + ", " + address(n->barriers, n->barrier_index) + ", {" + coords +
          "});");
   }
+  void emit_bulk_store(const BulkStoreNode *n) override {
+    std::string coords;
+    for (size_t i = n->coords.size(); i-- > 0;)
+      coords += expr(n->coords[i]) + (i ? ", " : "");
+    line("tile_cuda::bulk_tensor_store<" + std::to_string(n->coords.size()) + ">(&" +
+         tensor_map_names_.at(size_t(n->map)) + ", " + address(n->src, n->src_offset) + ", {" + coords + "});");
+  }
+  void emit_bulk_store_sync(const BulkStoreSyncNode *n) override {
+    line(n->op == BulkStoreSyncOp::Commit ? "tile_cuda::bulk_store_commit();" : "tile_cuda::bulk_store_wait();");
+  }
   void emit_tile_fetch(const TileFetchNode *n) override {
     const std::string t = var(n->tile);
     switch (n->op) {

@@ -253,6 +253,34 @@ __device__ __forceinline__ void bulk_tensor_load(void *dst, const void *map, uin
   }
 }
 
+/// Shared memory at `src` (in the map's swizzle) into one box of the tensor `map` describes,
+/// at element coordinates innermost first; elements of the box outside the tensor are not
+/// written. It reads `src` asynchronously: until bulk_store_wait of the issuing thread.
+/// The threads that wrote `src` fence their writes for the asynchronous proxy
+/// (fence_proxy_async_shared) before a barrier that the issuing thread passes too.
+template <int Rank> __device__ __forceinline__ void bulk_tensor_store(const void *map, const void *src, const int (&c)[Rank]) {
+  const unsigned s = detail::smem_address(src);
+  const uint64_t m = reinterpret_cast<uint64_t>(map);
+  if constexpr (Rank == 2)
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(m), "r"(s),
+                 "r"(c[0]), "r"(c[1])
+                 : "memory");
+  else if constexpr (Rank == 3)
+    asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4}], [%1];\n" ::"l"(m),
+                 "r"(s), "r"(c[0]), "r"(c[1]), "r"(c[2])
+                 : "memory");
+  else {
+    static_assert(Rank == 4, "bulk tensor stores of rank 2 to 4");
+    asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4, %5}], [%1];\n" ::"l"(m),
+                 "r"(s), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3])
+                 : "memory");
+  }
+}
+/// Closes a group of the bulk stores this thread issued since the last.
+__device__ __forceinline__ void bulk_store_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+/// Returns once this thread's committed bulk stores have read their shared memory.
+__device__ __forceinline__ void bulk_store_wait() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
+
 // ---------------------------------------------------------------------------------------
 // Asynchronous copies into shared memory (sm_80 and later): cp.async of 4, 8 or 16 bytes,
 // grouped by commits; a wait lets a thread see its own groups' bytes (a barrier then lets

@@ -1,0 +1,229 @@
+// bulk-store=on, sm_90a: in a warp-specialized kernel, a top-level copy after the loop of a
+// whole fragment in registers into a tensor parameter's tile (the epilogue's
+// `copy(acc, C.at(...))`) goes through a shared tile of the tensor's element type in the
+// 128-byte swizzle (rows, or slabs, of 128 bytes), which one consumer thread stores by bulk
+// tensor stores, a box a slab, through a tensor map of the output; the tile's writes are
+// fenced for the copy engine before a barrier of the consumers, and the first thread waits
+// for the stores' reads before the kernel ends, and on a persistent grid before the next
+// tile's epilogue writes the tile again. Copies that do not qualify say why. Without the
+// option the remark says what it would do. The fragment's lanes go into the tile as vectors
+// (lower-vector-access), and ptxas spills nothing.
+// REQUIRES: nvcc
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-bulk-store=on \
+// RUN:   -fplugin-arg-tile-pingpong=on -fplugin-arg-tile-remarks %s 2>&1 | FileCheck %s --check-prefix=REMARKS
+// REMARKS-DAG: bulk-store.cpp:[[@LINE+142]]:3: remark: [cuda:sm_90a] copy into 'C' by bulk tensor stores (TMA, 2 boxes of 128x64) from shared 'C_tile' (128-byte swizzle), which one consumer thread issues
+// REMARKS-DAG: bulk-store.cpp:[[@LINE+164]]:3: remark: [cuda:sm_90a] copy into 'O' by bulk tensor stores (TMA, 2 boxes of 128x32) from shared 'O_tile' (128-byte swizzle), which one consumer thread issues
+// REMARKS-DAG: bulk-store.cpp:[[@LINE+181]]:3: remark: [cuda:sm_90a] copy into 'C' not a bulk tensor store: the kernel reads or writes 'C' elsewhere too
+// REMARKS-DAG: bulk-store.cpp:[[@LINE+182]]:3: remark: [cuda:sm_90a] copy into 'R' not a bulk tensor store: it does not store a whole two-dimensional fragment
+// REMARKS-DAG: bulk-store.cpp:[[@LINE+196]]:3: remark: [cuda:sm_90a] copy into 'C' not a bulk tensor store: the tile's rows are 64 bytes (a bulk store's tile takes rows of a multiple of 128 bytes)
+// REMARKS-DAG: bulk-store.cpp:[[@LINE+209]]:3: remark: [cuda:sm_90a] copy into 'C' not a bulk tensor store: its shared tile of 65536 bytes does not fit beside the block's other 196672 (a block may have 232448; fewer stages make room)
+// REMARKS-NOT: stored from registers
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-remarks %s 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=OFF
+// OFF: bulk-store.cpp:[[@LINE+133]]:3: remark: [cuda:sm_90a] copy into 'C' stored from registers: -fplugin-arg-tile-bulk-store=on makes it bulk tensor stores (TMA) through shared memory
+// OFF-NOT: by bulk tensor stores
+//
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-bulk-store=on \
+// RUN:   -fplugin-arg-tile-pingpong=on -fplugin-arg-tile-print-after=warp-specialize %s 2>&1 | FileCheck %s
+// CHECK-LABEL: kernel bs_gemm<false>(
+// CHECK-NEXT: {{.*}} tensor_map2(C, box 128x64, swizzle 128) {
+// CHECK: shared C_tile: bf16[128, 128] rows of 64 swizzled 128 in slabs of 64 columns
+// CHECK: registers_up_to(232)
+// CHECK-NOT: bulk_store_wait
+// CHECK: mbarrier_arrive(barriers[it.1 % 3 + 3])
+// CHECK-NEXT: }
+// CHECK-NEXT: copy(acc, C_tile)
+// CHECK-NEXT: proxy_fence_async_shared()
+// CHECK-NEXT: barrier()
+// CHECK-NEXT: if (tid == 0) {
+// CHECK-NEXT:   bulk_store(tensor_map2[by * 128, bx * 128] <- C_tile)
+// CHECK-NEXT:   bulk_store(tensor_map2[by * 128, bx * 128 + 64] <- C_tile + 8192)
+// CHECK-NEXT:   bulk_store_commit(C_tile)
+// CHECK-NEXT: }
+// CHECK-NEXT: if (tid == 0) {
+// CHECK-NEXT:   bulk_store_wait(C_tile)
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// On a persistent grid: the last tile's stores have read the tile before it is written again.
+// CHECK-LABEL: kernel bs_gemm<true>(
+// CHECK: registers_up_to(232)
+// CHECK: while (tile.1 < tiles) {
+// CHECK: mbarrier_arrive(barriers[(done.1 + it.1) % 3 + 3])
+// CHECK-NEXT: }
+// CHECK-NEXT: if (tid == 0) {
+// CHECK-NEXT:   bulk_store_wait(C_tile)
+// CHECK-NEXT: }
+// CHECK-NEXT: barrier()
+// CHECK-NEXT: copy(acc, C_tile)
+// CHECK-NEXT: proxy_fence_async_shared()
+// CHECK-NEXT: barrier()
+// CHECK-NEXT: if (tid == 0) {
+// CHECK-NEXT:   bulk_store(tensor_map2[by * 128, bx * 128] <- C_tile)
+// CHECK-NEXT:   bulk_store(tensor_map2[by * 128, bx * 128 + 64] <- C_tile + 8192)
+// CHECK-NEXT:   bulk_store_commit(C_tile)
+// CHECK-NEXT: }
+// CHECK-NEXT: done.1 = done.1 + max((K + 64 - 1) / 64, 0)
+// CHECK: n.1 = n.1 + 1
+// CHECK-NEXT: }
+// CHECK-NEXT: if (tid == 0) {
+// CHECK-NEXT:   bulk_store_wait(C_tile)
+// CHECK-NEXT: }
+// With ping-pong: the epilogue after the last turn is handed on; f32 rows of 32 elements.
+// CHECK-LABEL: kernel bs_attention(
+// CHECK-NEXT: {{.*}} tensor_map2(O, box 1x128x32, swizzle 128) {
+// CHECK: shared O_tile: f32[128, 64] rows of 32 swizzled 128 in slabs of 32 columns
+// CHECK: if ((N + 64 - 1) / 64 > 0) {
+// CHECK-NEXT:   named_barrier_arrive(3 - tid / 128, 256 threads)
+// CHECK-NEXT: }
+// CHECK-NEXT: copy(acc, O_tile)
+// CHECK-NEXT: proxy_fence_async_shared()
+// CHECK-NEXT: barrier()
+// CHECK-NEXT: if (tid == 0) {
+// CHECK-NEXT:   bulk_store(tensor_map2[by, bx * 128, 0] <- O_tile)
+// CHECK-NEXT:   bulk_store(tensor_map2[by, bx * 128, 32] <- O_tile + 4096)
+// CHECK-NEXT:   bulk_store_commit(O_tile)
+// CHECK-NEXT: }
+// CHECK-NEXT: if (tid == 0) {
+// CHECK-NEXT:   bulk_store_wait(O_tile)
+// CHECK-NEXT: }
+// CHECK-NEXT: if (tid / 128 == 0) {
+// CHECK-NEXT:   named_barrier_sync(2, 256 threads)
+// CHECK-NEXT: }
+// CHECK-LABEL: kernel bs_refused(
+// CHECK-NOT: tensor_map2
+// CHECK: copy(acc, C[by * 128 +: 128, bx * 128 +: 128])
+//
+// The lanes into the tile as vectors of 4 bytes, in the tile's swizzle; one fence before the
+// barrier (lower-mma adds none where warp-specialize put one).
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-bulk-store=on \
+// RUN:   -fplugin-arg-tile-print-after=lower-mma %s 2>&1 | FileCheck %s --check-prefix=LOWERED
+// LOWERED-LABEL: kernel bs_gemm<false>(
+// LOWERED: local C_tile_lanes: bf16[2]
+// LOWERED: C_tile_lanes[vl.1] = bf16(acc[
+// LOWERED: vector_move(C_tile + (cs.1 * 8 + tid % 4 * 2) / 64 * 8192 + {{.*}}, C_tile_lanes, 4 bytes in 4)
+// LOWERED: proxy_fence_async_shared()
+// LOWERED-NEXT: barrier()
+// LOWERED-NEXT: if (tid == 0) {
+// LOWERED-NEXT: bulk_store(
+//
+// The generated CUDA, the manifest's tensor map of C (parameter 2, boxes of 128 x 64), nvcc's
+// PTX (bulk tensor stores, their commit and wait) and ptxas (no spills).
+// RUN: rm -rf %t && mkdir %t
+// RUN: %tile-cxx -c -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-bulk-store=on -fplugin-arg-tile-pingpong=on \
+// RUN:   -fplugin-arg-tile-cache=%t/cache -fplugin-arg-tile-emit-source=%t %s -o %t/bs.o
+// RUN: FileCheck %s --check-prefix=SRC < %t/bulk-store.cu
+// SRC: tile_cuda::bulk_tensor_store<2>(&tensor_map2, C_tile, {bx * 128, by * 128});
+// SRC-NEXT: tile_cuda::bulk_tensor_store<2>(&tensor_map2, C_tile + 8192, {bx * 128 + 64, by * 128});
+// SRC-NEXT: tile_cuda::bulk_store_commit();
+// SRC: tile_cuda::bulk_store_wait();
+// SRC: tile_cuda::bulk_tensor_store<3>(&tensor_map2, O_tile, {0, bx * 128, by});
+// RUN: strings %t/bs.o | FileCheck %s --check-prefix=MANIFEST
+// MANIFEST: kernel {{.*}}bs_gemmILb0{{[^ ]*}} tile_cuda_{{[^ ]*}} 384 {{[0-9]+}} {{[^ ]+}} bs_gemm<false>
+// MANIFEST-NEXT: tmap 0 128 128x64
+// MANIFEST-NEXT: tmap 1 128 64x64
+// MANIFEST-NEXT: tmap 2 128 128x64
+// MANIFEST-NEXT: fallback tile_cuda_{{[^ ]*}}_fallback 256 {{[0-9]+}}
+// RUN: %nvcc -ptx -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I%t %t/bulk-store.cu -o - \
+// RUN:   | FileCheck %s --check-prefix=PTX
+// PTX: st.shared.v2.u16
+// PTX: cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group
+// PTX: cp.async.bulk.commit_group
+// PTX: cp.async.bulk.wait_group.read 0
+// PTX: cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group
+// RUN: %nvcc -c -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I%t %t/bulk-store.cu -o %t/bs-dev.o \
+// RUN:   -Xptxas -v 2>&1 | FileCheck %s --check-prefix=PTXAS --implicit-check-not=serialized
+// PTXAS-COUNT-12: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// PTXAS-NOT: bytes spill stores
+
+#include <tile/tile.h>
+namespace T = tile;
+
+template <bool Persistent>
+[[tile::kernel]] void bs_gemm(T::tensor<const T::bf16, 2> A, T::tensor<const T::bf16, 2> B, T::tensor<T::bf16, 2> C) {
+  const int M = C.size(0), N = C.size(1), K = A.size(1);
+  auto [bx, by] = T::grid(T::ceildiv(N, 128), T::ceildiv(M, 128), T::threads(256));
+  T::persistent(Persistent);
+  T::shared<T::bf16, 128, 64> As;
+  T::shared<T::bf16, 64, 128> Bs;
+  T::fragment<float, 128, 128> acc;
+  T::clear(acc);
+  for (int k : T::pipelined(T::ceildiv(K, 64), T::stages(3))) {
+    T::copy(A.at(by * 128, k * 64), As);
+    T::copy(B.at(k * 64, bx * 128), Bs);
+    T::gemm(As, Bs, acc);
+  }
+  T::copy(acc, C.at(by * 128, bx * 128));
+}
+template void bs_gemm<false>(T::tensor<const T::bf16, 2>, T::tensor<const T::bf16, 2>, T::tensor<T::bf16, 2>);
+template void bs_gemm<true>(T::tensor<const T::bf16, 2>, T::tensor<const T::bf16, 2>, T::tensor<T::bf16, 2>);
+
+[[tile::kernel]] void bs_attention(T::tensor<const T::bf16, 3> Q, T::tensor<const T::bf16, 3> K,
+                                   T::tensor<const T::bf16, 3> V, T::tensor<float, 3> O) {
+  const int M = Q.size(1), N = K.size(1);
+  auto [bx, by] = T::grid(T::ceildiv(M, 128), Q.size(0), T::threads(256));
+  T::shared<T::bf16, 128, 64> Qs;
+  T::shared<T::bf16, 64, 64> Ks, Vs;
+  T::fragment<float, 128, 64> s;
+  T::fragment<T::bf16, 128, 64> p;
+  T::fragment<float, 128, 64> acc;
+  T::copy(Q.at(by, bx * 128, 0), Qs);
+  T::clear(acc);
+  for (int kb : T::pipelined(T::ceildiv(N, 64), T::stages(2))) {
+    T::copy(K.at(by, kb * 64, 0), Ks);
+    T::copy(V.at(by, kb * 64, 0), Vs);
+    T::gemm(Qs, Ks, s, {.transpose_b = true, .clear_accum = true, .policy = T::warp_policy::full_row});
+    T::copy(s, p);
+    T::gemm(p, Vs, acc, {.policy = T::warp_policy::full_row});
+  }
+  T::copy(acc, O.at(by, bx * 128, 0));
+}
+
+// Not bulk stores: a tensor written twice; a fragment of one dimension; rows of 64 bytes; no room.
+[[tile::kernel]] void bs_refused(T::tensor<const T::bf16, 2> A, T::tensor<const T::bf16, 2> B, T::tensor<float, 2> C,
+                                 T::tensor<float, 1> R) {
+  const int M = C.size(0), N = C.size(1), K = A.size(1);
+  auto [bx, by] = T::grid(T::ceildiv(N, 128), T::ceildiv(M, 128), T::threads(256));
+  T::shared<T::bf16, 128, 64> As;
+  T::shared<T::bf16, 64, 128> Bs;
+  T::fragment<float, 128, 128> acc;
+  T::fragment<float, 128> rows;
+  T::clear(acc);
+  for (int k : T::pipelined(T::ceildiv(K, 64), T::stages(3))) {
+    T::copy(A.at(by * 128, k * 64), As);
+    T::copy(B.at(k * 64, bx * 128), Bs);
+    T::gemm(As, Bs, acc);
+  }
+  T::copy(acc, C.at(by * 128, bx * 128));
+  T::reduce_sum(acc, rows, 1);
+  T::copy(rows, R.at(by * 128));
+  T::copy(acc, C.at(by * 128, bx * 128));
+}
+[[tile::kernel]] void bs_narrow(T::tensor<const T::bf16, 2> A, T::tensor<const T::bf16, 2> B, T::tensor<T::bf16, 2> C) {
+  const int M = C.size(0), N = C.size(1), K = A.size(1);
+  auto [bx, by] = T::grid(T::ceildiv(N, 32), T::ceildiv(M, 128), T::threads(256));
+  T::shared<T::bf16, 128, 64> As;
+  T::shared<T::bf16, 32, 64> Bs;
+  T::fragment<float, 128, 32> acc;
+  T::clear(acc);
+  for (int k : T::pipelined(T::ceildiv(K, 64), T::stages(3))) {
+    T::copy(A.at(by * 128, k * 64), As);
+    T::copy(B.at(bx * 32, k * 64), Bs);
+    T::gemm(As, Bs, acc, {.transpose_b = true});
+  }
+  T::copy(acc, C.at(by * 128, bx * 32));
+}
+[[tile::kernel]] void bs_no_room(T::tensor<const T::bf16, 2> A, T::tensor<const T::bf16, 2> B, T::tensor<T::bf16, 2> C) {
+  const int M = C.size(0), N = C.size(1), K = A.size(1);
+  auto [bx, by] = T::grid(T::ceildiv(N, 256), T::ceildiv(M, 128), T::threads(256));
+  T::shared<T::bf16, 128, 64> As;
+  T::shared<T::bf16, 64, 256> Bs;
+  T::fragment<float, 128, 256> acc;
+  T::clear(acc);
+  for (int k : T::pipelined(T::ceildiv(K, 64), T::stages(4))) {
+    T::copy(A.at(by * 128, k * 64), As);
+    T::copy(B.at(k * 64, bx * 256), Bs);
+    T::gemm(As, Bs, acc);
+  }
+  T::copy(acc, C.at(by * 128, bx * 256));
+}
