@@ -602,8 +602,17 @@ private:
     if (n->for_kind == ForKind::Vectorized) {
       if (auto a = parse(n))
         return lower(self, n, *a);
-      if (Stmt s = shared_reads(n))
+      if (Stmt s = shared_reads(n)) {
+        // (The loop it rebuilt may store into a shared tile too.)
+        auto q = s->as<SeqNode>();
+        if (auto f = q && !q->stmts.empty() ? q->stmts.back()->as<ForNode>() : nullptr)
+          if (Stmt w = shared_writes(f)) {
+            std::vector<Stmt> out = q->stmts;
+            out.back() = w;
+            return seq(out);
+          }
         return s;
+      }
       if (Stmt s = shared_writes(n))
         return s;
       return IRMutator::mutate_For(self, n);

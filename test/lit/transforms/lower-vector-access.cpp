@@ -8,6 +8,9 @@
 // lanes, then move them. Reads of a shared tile at consecutive elements, unconditional and
 // in a loop that does not write the tile, are one vector read before the loop; a read
 // under a condition stays element by element; from a swizzled tile, one read a 16-byte unit.
+// Stores of a loop's one statement into a shared tile at consecutive elements go through
+// lanes and one vector store (one a 16-byte unit in a swizzled tile), where the values do
+// not read the tile.
 // Lanes must be consecutive (checked at every lane) and guards monotone across them.
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-print-before=lower-vector-access \
 // RUN:   -fplugin-arg-tile-print-after=lower-vector-access -fplugin-arg-tile-stop-after=lower-vector-access %s 2>&1 \
@@ -233,4 +236,44 @@ namespace T = tile;
   T::copy(X.at((b - 1u) * 64u + 64u), s);
   for (int i : T::parallel(64))
     Y(bx * 64 + i) = s(i);
+}
+
+// Stores into a shared tile at consecutive elements (a fragment's lanes into a tile): the
+// values into lanes, then one vector store; into a swizzled tile, one a 16-byte unit. A
+// value that reads the tile stays element by element. A loop whose shared reads became one
+// vector stores its lanes as one vector too.
+// CHECK-LABEL: IR after lower-vector-access
+// CHECK-LABEL: kernel shared_writes(
+// CHECK: local s_lanes: f32[4]
+// CHECK-NEXT: for v{{.*}} in unroll(0, 4) {
+// CHECK: s_lanes[v{{.*}}] = f[
+// CHECK: vector_move(s + {{.*}}, s_lanes, 16 bytes in 16)
+// CHECK: local t_lanes: f32[8]
+// CHECK: vector_move(t + (rs{{.*}} * 8 + tid / 8) * 64 + (((cs{{.*}} * 64 + tid % 8 * 8) / 4 ^ (rs{{.*}} * 8 + tid / 8) % 8) * 4 + {{.*}}), t_lanes, 16 bytes in 16)
+// CHECK-NEXT: vector_move(t + (rs{{.*}} * 8 + tid / 8) * 64 + (((cs{{.*}} * 64 + tid % 8 * 8 + 4) / 4 ^ (rs{{.*}} * 8 + tid / 8) % 8) * 4 + {{.*}}), t_lanes + 4, 16 bytes in 16)
+// CHECK-NOT: vector_move(s +
+// CHECK: s[i{{.*}}, j{{.*}}] = s[i{{.*}}, j{{.*}}] * 2.0f
+// CHECK-NOT: vector_move(s +
+// CHECK: local w_lanes: f32[4]
+// CHECK: local s_lanes{{.*}}: f32[4]
+// CHECK: vector_move(s + {{.*}}, s_lanes{{.*}}, 16 bytes in 16)
+[[tile::kernel]] void shared_writes(T::tensor<const float, 2> X, T::tensor<const float, 1> W, T::tensor<float, 2> Y) {
+  auto [bx] = T::grid(T::ceildiv(X.size(0), 8), T::threads(64));
+  T::shared<float, 8, 32> s;
+  T::shared<float, 8, 64> t;
+  T::shared<float, 32> w;
+  T::annotate_layout(t, T::layouts::swizzled(128));
+  T::fragment<float, 8, 32> f;
+  T::fragment<float, 8, 64> g;
+  T::copy(X.at(bx * 8, 0), f);
+  T::copy(X.at(bx * 8, 0), g);
+  T::copy(W.at(0), w);
+  T::copy(f, s);
+  T::copy(g, t);
+  for (auto [i, j] : T::parallel(8, 32))
+    s(i, j) = s(i, j) * 2.0f;
+  for (auto [i, j] : T::parallel(8, 32))
+    s(i, j) = f(i, j) + w(j);
+  T::copy(s, Y.at(bx * 8, 0));
+  T::copy(t, Y.at(bx * 8, 0));
 }
