@@ -22,6 +22,18 @@
 // RUN: %nvcc -c -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I%t %t/attention-ptxas.cu -o %t/dev.o \
 // RUN:   -Xptxas -v 2>&1 | FileCheck %s --implicit-check-not=serialized --implicit-check-not=spill --check-prefix=PTXAS
 // PTXAS-COUNT-16: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// And with the output stored by TMA through a shared tile (bulk-store=on): O's tile fits
+// beside 2 stages, and at head_dim 64 beside 3; at head_dim 128 3 stages leave no room.
+// RUN: rm -rf %t && mkdir %t
+// RUN: %tile-cxx -c -std=c++20 -I%S/../../../../examples -fplugin-arg-tile-targets=cuda:sm_90a -DATTENTION_PERSISTENT=true \
+// RUN:   -fplugin-arg-tile-pingpong=on -fplugin-arg-tile-bulk-store=on -fplugin-arg-tile-remarks \
+// RUN:   -fplugin-arg-tile-cache=%t/cache -fplugin-arg-tile-emit-source=%t %s -o %t/a.o 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=BULK-STORE
+// BULK-STORE-COUNT-6: remark: [cuda:sm_90a] copy into 'O' by bulk tensor stores (TMA, {{[12]}} box{{(es)?}} of 128x64) from shared 'O_tile'
+// BULK-STORE-COUNT-2: remark: [cuda:sm_90a] copy into 'O' not a bulk tensor store: its shared tile of 32768 bytes does not fit
+// BULK-STORE-NOT: copy into 'O'
+// RUN: %nvcc -c -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I%t %t/attention-ptxas.cu -o %t/dev.o \
+// RUN:   -Xptxas -v 2>&1 | FileCheck %s --implicit-check-not=serialized --implicit-check-not=spill --check-prefix=PTXAS
 
 #include "flash_attention.h"
 

@@ -11,16 +11,16 @@
 // REQUIRES: nvcc
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-bulk-store=on \
 // RUN:   -fplugin-arg-tile-pingpong=on -fplugin-arg-tile-remarks %s 2>&1 | FileCheck %s --check-prefix=REMARKS
-// REMARKS-DAG: bulk-store.cpp:[[@LINE+142]]:3: remark: [cuda:sm_90a] copy into 'C' by bulk tensor stores (TMA, 2 boxes of 128x64) from shared 'C_tile' (128-byte swizzle), which one consumer thread issues
-// REMARKS-DAG: bulk-store.cpp:[[@LINE+164]]:3: remark: [cuda:sm_90a] copy into 'O' by bulk tensor stores (TMA, 2 boxes of 128x32) from shared 'O_tile' (128-byte swizzle), which one consumer thread issues
-// REMARKS-DAG: bulk-store.cpp:[[@LINE+181]]:3: remark: [cuda:sm_90a] copy into 'C' not a bulk tensor store: the kernel reads or writes 'C' elsewhere too
-// REMARKS-DAG: bulk-store.cpp:[[@LINE+182]]:3: remark: [cuda:sm_90a] copy into 'R' not a bulk tensor store: it does not store a whole two-dimensional fragment
-// REMARKS-DAG: bulk-store.cpp:[[@LINE+196]]:3: remark: [cuda:sm_90a] copy into 'C' not a bulk tensor store: the tile's rows are 64 bytes (a bulk store's tile takes rows of a multiple of 128 bytes)
-// REMARKS-DAG: bulk-store.cpp:[[@LINE+209]]:3: remark: [cuda:sm_90a] copy into 'C' not a bulk tensor store: its shared tile of 65536 bytes does not fit beside the block's other 196672 (a block may have 232448; fewer stages make room)
+// REMARKS-DAG: bulk-store.cpp:[[@LINE+162]]:3: remark: [cuda:sm_90a] copy into 'C' by bulk tensor stores (TMA, 2 boxes of 128x64) from shared 'C_tile' (128-byte swizzle), which one consumer thread issues
+// REMARKS-DAG: bulk-store.cpp:[[@LINE+184]]:3: remark: [cuda:sm_90a] copy into 'O' by bulk tensor stores (TMA, 2 boxes of 128x32) from shared 'O_tile' (128-byte swizzle), which one consumer thread issues
+// REMARKS-DAG: bulk-store.cpp:[[@LINE+201]]:3: remark: [cuda:sm_90a] copy into 'C' not a bulk tensor store: the kernel reads or writes 'C' elsewhere too
+// REMARKS-DAG: bulk-store.cpp:[[@LINE+202]]:3: remark: [cuda:sm_90a] copy into 'R' not a bulk tensor store: it does not store a whole two-dimensional fragment
+// REMARKS-DAG: bulk-store.cpp:[[@LINE+216]]:3: remark: [cuda:sm_90a] copy into 'C' not a bulk tensor store: the tile's rows are 64 bytes (a bulk store's tile takes rows of a multiple of 128 bytes)
+// REMARKS-DAG: bulk-store.cpp:[[@LINE+229]]:3: remark: [cuda:sm_90a] copy into 'C' not a bulk tensor store: its shared tile of 65536 bytes does not fit beside the block's other 196672 (a block may have 232448; fewer stages make room)
 // REMARKS-NOT: stored from registers
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-remarks %s 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=OFF
-// OFF: bulk-store.cpp:[[@LINE+133]]:3: remark: [cuda:sm_90a] copy into 'C' stored from registers: -fplugin-arg-tile-bulk-store=on makes it bulk tensor stores (TMA) through shared memory
+// OFF: bulk-store.cpp:[[@LINE+153]]:3: remark: [cuda:sm_90a] copy into 'C' stored from registers: -fplugin-arg-tile-bulk-store=on makes it bulk tensor stores (TMA) through shared memory
 // OFF-NOT: by bulk tensor stores
 //
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-bulk-store=on \
@@ -93,6 +93,26 @@
 // CHECK-LABEL: kernel bs_refused(
 // CHECK-NOT: tensor_map2
 // CHECK: copy(acc, C[by * 128 +: 128, bx * 128 +: 128])
+//
+// insert-sync adds no barrier of its own (none inside the first thread's branches): the two
+// before and after the tile's writes order them with the stores' reads.
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-bulk-store=on \
+// RUN:   -fplugin-arg-tile-print-after=insert-sync %s 2>&1 | FileCheck %s --check-prefix=SYNC
+// SYNC-LABEL: kernel bs_gemm<true>(
+// SYNC: while (tile.1 < tiles) {
+// SYNC-NOT: barrier()
+// SYNC: bulk_store_wait(C_tile)
+// SYNC-NEXT: }
+// SYNC-NEXT: barrier()
+// SYNC-NOT: barrier()
+// SYNC: proxy_fence_async_shared()
+// SYNC-NEXT: barrier()
+// SYNC-NEXT: if (tid == 0) {
+// SYNC-NEXT: bulk_store(
+// SYNC-NOT: barrier()
+// SYNC: bulk_store_wait(C_tile)
+// SYNC-NOT: barrier()
+// SYNC-LABEL: kernel bs_attention(
 //
 // The lanes into the tile as vectors of 4 bytes, in the tile's swizzle; one fence before the
 // barrier (lower-mma adds none where warp-specialize put one).
