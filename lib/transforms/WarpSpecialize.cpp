@@ -382,8 +382,10 @@ private:
     return p;
   }
 
-  /// The shared memory the buffers `stmts` declare take, laid out one after the other (as
-  /// plan-shared-memory places buffers whose lives overlap): fragments in registers aside.
+  /// At least the shared memory the buffers `stmts` declare take, laid out one after the
+  /// other in any order (as plan-shared-memory places buffers whose lives overlap): each
+  /// with its bytes and the most padding its alignment may need. Fragments in registers
+  /// aside.
   std::int64_t shared_bytes(const std::vector<Stmt> &stmts) const {
     std::set<const BufferNode *> seen;
     std::int64_t total = 0;
@@ -399,7 +401,7 @@ private:
         std::int64_t align = base;
         if (auto sl = k_.shared_layouts.find(b); sl != k_.shared_layouts.end())
           align = std::max<std::int64_t>(align, sl->second.alignment);
-        total = (total + align - 1) / align * align + k_.storage_elements(b) * bytes(b->dtype);
+        total += align - 1 + k_.storage_elements(b) * bytes(b->dtype);
       });
     return total;
   }
@@ -801,12 +803,12 @@ private:
         const int align = std::max(t_.warpgroup_mma->swizzle_alignment, int(t_.shared_alignment));
         k_.shared_layouts[tile.get()] = SharedLayout{p->box_cols, 128, p->boxes > 1 ? p->box_cols : 0, align};
         const std::int64_t tile_bytes = k_.storage_elements(tile.get()) * bytes(dst->dtype);
-        const std::int64_t after = (used + align - 1) / align * align + tile_bytes;
+        const std::int64_t after = used + align - 1 + tile_bytes;
         if (t_.max_shared_bytes > 0 && after > t_.max_shared_bytes) {
           k_.shared_layouts.erase(tile.get());
           k_.remarks.push_back({c->loc, "copy into " + name + " not a bulk tensor store: its shared tile of " +
-                                            std::to_string(tile_bytes) + " bytes does not fit beside the block's other " +
-                                            std::to_string(used) + " (a block may have " +
+                                            std::to_string(tile_bytes) + " bytes does not fit beside the block's other buffers (" +
+                                            std::to_string(used) + " bytes with their alignment; a block may have " +
                                             std::to_string(t_.max_shared_bytes) + "; fewer stages make room)"});
           continue;
         }

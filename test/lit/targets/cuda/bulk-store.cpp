@@ -16,7 +16,7 @@
 // REMARKS-DAG: bulk-store.cpp:[[@LINE+201]]:3: remark: [cuda:sm_90a] copy into 'C' not a bulk tensor store: the kernel reads or writes 'C' elsewhere too
 // REMARKS-DAG: bulk-store.cpp:[[@LINE+202]]:3: remark: [cuda:sm_90a] copy into 'R' not a bulk tensor store: it does not store a whole two-dimensional fragment
 // REMARKS-DAG: bulk-store.cpp:[[@LINE+216]]:3: remark: [cuda:sm_90a] copy into 'C' not a bulk tensor store: the tile's rows are 64 bytes (a bulk store's tile takes rows of a multiple of 128 bytes)
-// REMARKS-DAG: bulk-store.cpp:[[@LINE+229]]:3: remark: [cuda:sm_90a] copy into 'C' not a bulk tensor store: its shared tile of 65536 bytes does not fit beside the block's other 196672 (a block may have 232448; fewer stages make room)
+// REMARKS-DAG: bulk-store.cpp:[[@LINE+229]]:3: remark: [cuda:sm_90a] copy into 'C' not a bulk tensor store: its shared tile of 65536 bytes does not fit beside the block's other buffers (198845 bytes with their alignment; a block may have 232448; fewer stages make room)
 // REMARKS-NOT: stored from registers
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-remarks %s 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=OFF
