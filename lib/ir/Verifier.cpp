@@ -286,16 +286,33 @@ public:
     }
   }
   void visit_AnnotateLayout(const AnnotateLayoutNode *n) override { check_buffer(n->buffer, "annotate_layout"); }
-  void visit_BulkStore(const BulkStoreNode *n) override {
-    check_buffer(n->src, "bulk_store");
-    if (n->src->scope != Scope::Shared)
-      fail("bulk store from '" + n->src->name + "', which is not in shared memory");
-    if (n->map < 0 || size_t(n->map) >= kernel->tensor_maps.size())
-      fail("bulk store through tensor map " + std::to_string(n->map) + " of " +
+  /// A bulk copy's or store's shared tile, tensor map and coordinates.
+  void check_bulk(const char *what, const Buffer &tile, int map, size_t coords) {
+    check_buffer(tile, what);
+    auto sl = kernel->shared_layouts.find(tile.get());
+    if (tile->scope != Scope::Shared || sl == kernel->shared_layouts.end() || sl->second.swizzle_bytes != 128 ||
+        sl->second.alignment < 1024)
+      fail(std::string(what) + " of '" + tile->name +
+           "', which is not a shared tile in the 128-byte swizzle from a 1024-byte boundary");
+    if (map < 0 || size_t(map) >= kernel->tensor_maps.size()) {
+      fail(std::string(what) + " through tensor map " + std::to_string(map) + " of " +
            std::to_string(kernel->tensor_maps.size()));
-    else if (n->coords.size() != kernel->tensor_maps[size_t(n->map)].box.size())
-      fail("bulk store with " + std::to_string(n->coords.size()) + " coordinates for a box of " +
-           std::to_string(kernel->tensor_maps[size_t(n->map)].box.size()) + " dimensions");
+      return;
+    }
+    const Kernel::TensorMap &m = kernel->tensor_maps[size_t(map)];
+    if (m.param < 0 || size_t(m.param) >= kernel->params.size() || !kernel->params[size_t(m.param)].tensor)
+      fail(std::string(what) + " through tensor map " + std::to_string(map) + " of parameter " +
+           std::to_string(m.param) + ", which is not a tensor");
+    else if (coords != m.box.size() || int(coords) != kernel->params[size_t(m.param)].tensor->rank())
+      fail(std::string(what) + " with " + std::to_string(coords) + " coordinates through tensor map " +
+           std::to_string(map) + " of a box of " + std::to_string(m.box.size()) + " dimensions");
+  }
+  void visit_BulkCopy(const BulkCopyNode *n) override {
+    check_bulk("bulk_copy", n->dst, n->map, n->coords.size());
+    IRVisitor::visit_BulkCopy(n);
+  }
+  void visit_BulkStore(const BulkStoreNode *n) override {
+    check_bulk("bulk_store", n->src, n->map, n->coords.size());
     IRVisitor::visit_BulkStore(n);
   }
   void visit_BulkStoreSync(const BulkStoreSyncNode *n) override {

@@ -6,6 +6,7 @@
 #include "analysis/SharedAccess.h"
 #include "ir/SharedLayout.h"
 #include "ir/Visitor.h"
+#include "transforms/LowerTileOps.h"
 #include "transforms/PipelineStages.h"
 
 namespace tile::transforms {
@@ -402,6 +403,23 @@ private:
         if (auto sl = k_.shared_layouts.find(b); sl != k_.shared_layouts.end())
           align = std::max<std::int64_t>(align, sl->second.alignment);
         total += align - 1 + k_.storage_elements(b) * bytes(b->dtype);
+      });
+    // And the scratch that lower-fragments declares later for reductions across warps: per
+    // element of the destination, one partial result (in the reduction's type) a warp of the
+    // reduced dimension.
+    for (const Stmt &s : stmts)
+      for_each_node(s, nullptr, [&](const Stmt &x) {
+        auto r = x->as<ReduceNode>();
+        auto l = r ? k_.layouts.find(r->src.get()) : k_.layouts.end();
+        if (l == k_.layouts.end())
+          return;
+        std::int64_t warps = 1;
+        for (const Digit &g : l->second.digits)
+          if (g.thread && g.dim == r->dim && g.extent > 1)
+            warps *= g.stride >= t_.warp_size ? g.extent : std::max<std::int64_t>(1, g.stride * g.extent / t_.warp_size);
+        if (warps > 1)
+          total += base - 1 + r->dst->num_elements() * warps *
+                                  bytes(reduce_accum_type(r->reduce_kind, r->src->dtype, r->dst->dtype));
       });
     return total;
   }
