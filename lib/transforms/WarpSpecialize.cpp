@@ -147,6 +147,11 @@ struct BulkStorePlan {
   std::int64_t rows = 0, box_cols = 0, boxes = 0;
   Buffer tile;
   int map = -1;
+  /// The copy is from a shared tile of the kernel's own (`tile`, then): no tile is made,
+  /// and on a persistent grid the wait for the last tile's stores goes before `first_use`,
+  /// the first statement after the loop that touches it.
+  bool own = false;
+  const StmtNode *first_use = nullptr;
 };
 
 class Specializer {
@@ -335,13 +340,15 @@ private:
     const BufferNode *t = dst.buffer.get();
     BulkStorePlan p{c};
     p.param = param_of(t);
-    if (p.param < 0 || !k_.layouts.count(src.buffer.get()))
-      return why = "it is not from a fragment in registers into a tensor parameter", std::nullopt;
+    p.own = src.buffer->scope == Scope::Shared;
+    if (p.param < 0 || (!p.own && !k_.layouts.count(src.buffer.get())))
+      return why = "it is not from a fragment in registers or a shared tile into a tensor parameter", std::nullopt;
     if (t->rank() > 4)
       return why = "it writes a tensor of more than 4 dimensions", std::nullopt;
     if (src.buffer->rank() != 2 || src.num_elements() != src.buffer->num_elements() || dst.tile_dims.size() != 2 ||
         dst.tile_shape() != src.tile_shape())
-      return why = "it does not store a whole two-dimensional fragment", std::nullopt;
+      return why = std::string("it does not store a whole two-dimensional ") + (p.own ? "tile" : "fragment"),
+             std::nullopt;
     if (dst.tile_dims[0] >= dst.tile_dims[1] || dst.tile_dims[1] != t->rank() - 1)
       return why = "it transposes, or its rows are not along the tensor's last dimension", std::nullopt;
     const int elem = bytes(t->dtype);
@@ -381,6 +388,72 @@ private:
     p.box_cols = span;
     p.boxes = cols / span;
     return p;
+  }
+
+  /// Whether the epilogue's copy at `copy` (of `top`, after the loop at `at`) from a shared
+  /// tile of the kernel's own can store from that tile: declared at the top of the kernel's
+  /// body before the loop, of the tensor's element type, touched only by the statements
+  /// after the loop up to this copy, and laid out densely (then given the bulk store's
+  /// layout, where `apply`) or in it already. Sets the plan's tile and first use; `why` says
+  /// why not.
+  bool own_tile(const std::vector<Stmt> &top, size_t at, std::vector<Stmt>::const_iterator copy, BulkStorePlan &p,
+                std::string &why, bool apply) {
+    const Buffer &b = p.copy->src.buffer;
+    const std::string name = "'" + b->name + "'";
+    auto touches = [&](const Stmt &s) {
+      bool found = false;
+      for_each_node(
+          s,
+          [&](const Expr &x) {
+            if (auto l = x->as<LoadNode>())
+              found |= l->buffer == b;
+          },
+          [&](const Stmt &x) {
+            if (x->as<DeclBufferNode>())
+              return;
+            const analysis::SharedAccess a = analysis::shared_access(x);
+            for (auto *uses : {&a.reads, &a.writes})
+              for (auto &u : *uses)
+                found |= u.buffer == b.get();
+          });
+      return found;
+    };
+    bool declared = false, annotated = false;
+    for_each_node(k_.body, nullptr, [&](const Stmt &x) {
+      if (auto a = x->as<AnnotateLayoutNode>())
+        annotated |= a->buffer == b;
+    });
+    if (annotated)
+      return why = "the tile " + name + " has a layout annotated (annotate_layout)", false;
+    for (size_t i = 0; i < at; ++i) {
+      if (auto d = top[i]->as<DeclBufferNode>(); d && d->buffer == b)
+        declared = true;
+      else if (touches(top[i]))
+        return why = "the tile " + name + " is used before the loop", false;
+    }
+    if (!declared)
+      return why = "the tile " + name + " is not declared at the top of the kernel's body", false;
+    if (b->dtype != p.copy->dst.buffer->dtype)
+      return why = "it converts the elements of " + name, false;
+    if (touches(top[at]))
+      return why = "the tile " + name + " is used in the loop", false;
+    for (auto t = copy + 1; t != top.end(); ++t)
+      if (touches(*t))
+        return why = "the tile " + name + " is used after the copy", false;
+    for (auto t = top.begin() + long(at) + 1; t != copy && !p.first_use; ++t)
+      if (touches(*t))
+        p.first_use = t->get();
+    if (!p.first_use)
+      p.first_use = p.copy;
+    const int align = std::max(t_.warpgroup_mma->swizzle_alignment, int(t_.shared_alignment));
+    const SharedLayout want{p.box_cols, 128, p.boxes > 1 ? p.box_cols : 0, align};
+    auto sl = k_.shared_layouts.find(b.get());
+    if (sl != k_.shared_layouts.end() && !(sl->second == want))
+      return why = "the tile " + name + " is laid out otherwise (" + to_string(sl->second) + ")", false;
+    if (apply)
+      k_.shared_layouts[b.get()] = want;
+    p.tile = b;
+    return true;
   }
 
   /// At least the shared memory the buffers `stmts` declare take, laid out one after the
@@ -791,6 +864,7 @@ private:
     // The epilogue's copies of fragments into tensors, as bulk stores (bulk-store=on): each
     // through a shared tile of its own, where it fits beside the rest.
     std::vector<BulkStorePlan> stores;
+    std::set<const BufferNode *> own_decls; // the stores' own tiles, declared with the stages
     {
       std::vector<Stmt> declaring = staged_decls;
       declaring.insert(declaring.end(), before.begin(), before.end());
@@ -799,19 +873,34 @@ private:
       std::int64_t used = shared_bytes(declaring);
       for (auto t = top.begin() + long(at) + 1; t != top.end(); ++t) {
         auto c = (*t)->as<CopyNode>();
-        if (!c || c->src.buffer->scope != Scope::Fragment || c->dst.buffer->scope != Scope::Global)
+        if (!c || (c->src.buffer->scope != Scope::Fragment && c->src.buffer->scope != Scope::Shared) ||
+            c->dst.buffer->scope != Scope::Global)
           continue;
         const std::string name = "'" + c->dst.buffer->name + "'";
         std::string why;
         std::optional<BulkStorePlan> p = plan_store(c, why);
+        if (p && p->own && !own_tile(top, at, t, *p, why, bulk_store_))
+          p.reset();
         if (!bulk_store_) {
           if (p)
-            k_.remarks.push_back({c->loc, "copy into " + name + " stored from registers: -fplugin-arg-tile-bulk-store=on "
-                                          "makes it bulk tensor stores (TMA) through shared memory"});
+            k_.remarks.push_back({c->loc, "copy into " + name + " stored by the consumer threads: "
+                                          "-fplugin-arg-tile-bulk-store=on makes it bulk tensor stores (TMA)" +
+                                              std::string(p->own ? "" : " through shared memory")});
           continue;
         }
         if (!p) {
           k_.remarks.push_back({c->loc, "copy into " + name + " not a bulk tensor store: " + why});
+          continue;
+        }
+        if (p->own) {
+          // (Declared before the roles split, so that the wait at the consumers' end names it.)
+          for (size_t i = 0; i < at; ++i)
+            if (auto d = top[i]->as<DeclBufferNode>(); d && d->buffer == p->tile) {
+              staged_decls.push_back(top[i]);
+              own_decls.insert(p->tile.get());
+            }
+          p->map = map_of_box(p->param, c->dst, p->rows, p->box_cols);
+          stores.push_back(*p);
           continue;
         }
         const BufferNode *dst = c->dst.buffer.get();
@@ -832,6 +921,7 @@ private:
         }
         used = after;
         p->tile = tile;
+        p->first_use = c;
         p->map = map_of_box(p->param, c->dst, p->rows, p->box_cols);
         staged_decls.push_back(decl_buffer(tile));
         stores.push_back(*p);
@@ -953,16 +1043,21 @@ private:
     auto first_thread = [&](std::vector<Stmt> body) {
       return if_then_else(binary(BinaryOp::EQ, tid, int_imm(0)), seq(std::move(body)));
     };
-    auto bulk_store = [&](const BulkStorePlan &p, bool again) {
+    auto store_wait = [&](const BulkStorePlan &p) {
+      std::vector<Stmt> out = {first_thread({std::make_shared<BulkStoreSyncNode>(BulkStoreSyncOp::Wait, p.tile)}),
+                               barrier()};
+      for (const Stmt &x : out)
+        x->loc = p.copy->loc;
+      return out;
+    };
+    auto bulk_store = [&](const BulkStorePlan &p) {
       std::vector<Stmt> out;
       const Region &dst = p.copy->dst;
-      if (again) {
-        out.push_back(first_thread({std::make_shared<BulkStoreSyncNode>(BulkStoreSyncOp::Wait, p.tile)}));
-        out.push_back(barrier());
+      if (!p.own) {
+        auto into_tile = std::make_shared<CopyNode>(p.copy->src, full_region(p.tile));
+        into_tile->loc = p.copy->loc;
+        out.push_back(into_tile);
       }
-      auto into_tile = std::make_shared<CopyNode>(p.copy->src, full_region(p.tile));
-      into_tile->loc = p.copy->loc;
-      out.push_back(into_tile);
       // (The writes fenced for the copy engine, which reads the tile after the barrier.)
       out.push_back(std::make_shared<ProxyFenceNode>());
       out.push_back(barrier());
@@ -999,7 +1094,8 @@ private:
         if (c && prologue_bufs.count(c->dst.buffer.get())) {
           if (c == prologue.front().copy) // (one barrier for all: waited for at the first)
             out.push_back(mbar(MbarrierOp::Wait, int_imm(q_full), n ? parity(n) : int_imm(0)));
-        } else if (auto db = x->as<DeclBufferNode>(); !db || !prologue_bufs.count(db->buffer.get())) {
+        } else if (auto db = x->as<DeclBufferNode>();
+                   !db || (!prologue_bufs.count(db->buffer.get()) && !own_decls.count(db->buffer.get()))) {
           out.push_back(x);
         }
       }
@@ -1134,13 +1230,18 @@ private:
       if (give_back && !read_after)
         out.push_back(give_back);
       for (auto t = top.begin() + long(at) + 1; t != top.end(); ++t) {
+        // On a persistent grid, the last tile's stores have read a tile before it is written.
+        for (const BulkStorePlan &p : stores)
+          if (n && p.first_use == t->get())
+            for (const Stmt &x : store_wait(p))
+              out.push_back(x);
         auto st = std::find_if(stores.begin(), stores.end(),
                                [&](const BulkStorePlan &p) { return p.copy == (*t)->as<CopyNode>(); });
         if (st == stores.end()) {
           out.push_back(*t);
           continue;
         }
-        for (const Stmt &x : bulk_store(*st, n != nullptr))
+        for (const Stmt &x : bulk_store(*st))
           out.push_back(x);
       }
       if (give_back && read_after)

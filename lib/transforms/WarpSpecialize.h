@@ -74,6 +74,12 @@
 //       if (tid == 0) { bulk_store(tensor_map[coordinates] <- T + slab) ...; bulk_store_commit(T) }
 //       ... at the consumers' end: if (tid == 0) bulk_store_wait(T)
 //
+//   A copy from a shared tile of the kernel's own into such a tensor tile (TileLang's
+//   `copy(acc, Cs); copy(Cs, C...)`) stores from that tile instead, which takes the bulk
+//   store's layout: where the tile is declared at the top of the body, has the tensor's
+//   element type, no annotated layout, and only the statements after the loop up to the
+//   copy use it (the persistent grid's wait then goes before the first of them).
+//
 //   The box's elements past the tensor's edges are not written, as the copy's own bounds
 //   checks give. T must fit the block's shared memory beside the stages; where it does
 //   not, or the copy does not qualify, the remark says why and the copy stays as it was.

@@ -3,7 +3,8 @@
 // where it runs: bf16 and f16 outputs on the launch's grid and on persistent grids (where a
 // block's next tile waits for the last tile's stores to have read the shared tile), tiles
 // on the tensor's edges (the box's elements past them not written: the output is a view
-// into a wider buffer whose guard columns must keep their poison), a view whose rows no
+// into a wider buffer whose guard columns must keep their poison), from a shared tile of the
+// kernel's own (TileLang's way) as from a fragment, a view whose rows no
 // tensor map describes (the fallback entry), and persistent.cpp's f32 GEMMs and attention
 // loops (ping-pong on, on both grids). On the CPU the kernels run as they are.
 // RUN: %tile-cxx %s -O2 -fplugin-arg-tile-bulk-store=on -fplugin-arg-tile-pingpong=on -o %t && %t | FileCheck %s
@@ -14,6 +15,10 @@
 // CHECK: PASS bulk_store_f16_persistent_154_tiles_guards
 // CHECK: PASS bulk_store_bf16_one_tile
 // CHECK: PASS bulk_store_bf16_one_tile_guards
+// CHECK: PASS bulk_store_own_tile_launch_grid
+// CHECK: PASS bulk_store_own_tile_launch_grid_guards
+// CHECK: PASS bulk_store_own_tile_persistent_154_tiles
+// CHECK: PASS bulk_store_own_tile_persistent_154_tiles_guards
 // CHECK: PASS bulk_store_unaligned_output
 // CHECK: PASS bulk_store_unaligned_output_guards
 // CHECK: PASS bulk_store_f32_persistent_154_tiles
@@ -48,10 +53,32 @@ template <class E, bool Persistent>
   T::copy(acc, C.at(by * 128, bx * 128));
 }
 
-/// Runs bs_gemm<E, persistent> with C a view of columns [guard, guard + N) of a buffer whose
+/// The same through a shared tile of the kernel's own (TileLang's way), f16 or bf16.
+template <class E, bool Persistent>
+[[tile::kernel]] void bs_own_gemm(T::tensor<const E, 2> A, T::tensor<const E, 2> B, T::tensor<E, 2> C) {
+  const int M = C.size(0), N = C.size(1), K = A.size(1);
+  auto [bx, by] = T::grid(T::ceildiv(N, 128), T::ceildiv(M, 128), T::threads(256));
+  T::persistent(Persistent);
+  T::shared<E, 128, 64> As;
+  T::shared<E, 64, 128> Bs;
+  T::shared<E, 128, 128> Cs;
+  T::fragment<float, 128, 128> acc;
+  T::clear(acc);
+  for (int k : T::pipelined(T::ceildiv(K, 64), T::stages(3))) {
+    T::copy(A.at(by * 128, k * 64), As);
+    T::copy(B.at(k * 64, bx * 128), Bs);
+    T::gemm(As, Bs, acc);
+  }
+  for (auto [i, j] : T::parallel(128, 128))
+    acc(i, j) = T::max(acc(i, j), 0.0f) * 0.5f;
+  T::copy(acc, Cs);
+  T::copy(Cs, C.at(by * 128, bx * 128));
+}
+
+/// Runs bs_gemm<E, persistent> (own: bs_own_gemm) with C a view of columns [guard, guard + N) of a buffer whose
 /// rows are N + 2 guard + pad elements, against a float64 reference; the guard columns (and
 /// the padding) must keep their poison. `maps`: whether tensor maps describe the tensors.
-template <class E, bool persistent>
+template <class E, bool persistent, bool own = false>
 void run_bs_gemm(const char *name, int M, int N, int K, int guard, int pad, bool maps) {
   auto a = check::random<E>(std::size_t(M) * K), b = check::random<E>(std::size_t(K) * N);
   std::vector<double> ref(std::size_t(M) * N, 0.0);
@@ -68,7 +95,10 @@ void run_bs_gemm(const char *name, int M, int N, int K, int guard, int pad, bool
   auto Ad = check::upload(a, {M, K}), Bd = check::upload(b, {K, N});
   auto Cd = check::upload(check::poisoned<E>(std::size_t(M) * row), {M, row});
   T::tensor<E, 2> C(Cd.data() + guard, {M, N}, {row, 1});
-  bs_gemm<E, persistent>(Ad, Bd, C);
+  if constexpr (own)
+    bs_own_gemm<E, persistent>(Ad, Bd, C);
+  else
+    bs_gemm<E, persistent>(Ad, Bd, C);
   check_blocks(name, (long long)((M + 127) / 128) * ((N + 127) / 128), maps, persistent);
   const std::vector<E> all = Cd.to_vector();
   std::vector<E> got(std::size_t(M) * N);
@@ -92,6 +122,9 @@ int main() {
   // 14 x 11 = 154 tiles: more than the SMs, so that blocks store several.
   run_bs_gemm<f16, true>("bulk_store_f16_persistent_154_tiles", 1700, 1304, 104, 16, 0, true);
   run_bs_gemm<bf16, true>("bulk_store_bf16_one_tile", 100, 72, 200, 8, 0, true);
+  // From the kernel's own shared tile.
+  run_bs_gemm<bf16, false, true>("bulk_store_own_tile_launch_grid", 900, 392, 260, 8, 0, true);
+  run_bs_gemm<f16, true, true>("bulk_store_own_tile_persistent_154_tiles", 1700, 1304, 104, 8, 0, true);
   // Rows of N + 2 guard + 3 elements: no tensor map describes C; the fallback runs.
   run_bs_gemm<bf16, false>("bulk_store_unaligned_output", 300, 264, 100, 8, 3, false);
   // persistent.cpp's kernels (f32 outputs, through f32 tiles).

@@ -5,22 +5,29 @@
 // tensor stores, a box a slab, through a tensor map of the output; the tile's writes are
 // fenced for the copy engine before a barrier of the consumers, and the first thread waits
 // for the stores' reads before the kernel ends, and on a persistent grid before the next
-// tile's epilogue writes the tile again. Copies that do not qualify say why. Without the
+// tile's epilogue writes the tile again. A copy from a shared tile of the kernel's own
+// (TileLang's `copy(acc, Cs); copy(Cs, C...)`) stores from that tile, laid out for it, where
+// only the statements after the loop use it. Copies that do not qualify say why. Without the
 // option the remark says what it would do. The fragment's lanes go into the tile as vectors
 // (lower-vector-access), and ptxas spills nothing.
 // REQUIRES: nvcc
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-bulk-store=on \
 // RUN:   -fplugin-arg-tile-pingpong=on -fplugin-arg-tile-remarks %s 2>&1 | FileCheck %s --check-prefix=REMARKS
-// REMARKS-DAG: bulk-store.cpp:[[@LINE+162]]:3: remark: [cuda:sm_90a] copy into 'C' by bulk tensor stores (TMA, 2 boxes of 128x64) from shared 'C_tile' (128-byte swizzle), which one consumer thread issues
-// REMARKS-DAG: bulk-store.cpp:[[@LINE+184]]:3: remark: [cuda:sm_90a] copy into 'O' by bulk tensor stores (TMA, 2 boxes of 128x32) from shared 'O_tile' (128-byte swizzle), which one consumer thread issues
-// REMARKS-DAG: bulk-store.cpp:[[@LINE+201]]:3: remark: [cuda:sm_90a] copy into 'C' not a bulk tensor store: the kernel reads or writes 'C' elsewhere too
-// REMARKS-DAG: bulk-store.cpp:[[@LINE+202]]:3: remark: [cuda:sm_90a] copy into 'R' not a bulk tensor store: it does not store a whole two-dimensional fragment
-// REMARKS-DAG: bulk-store.cpp:[[@LINE+216]]:3: remark: [cuda:sm_90a] copy into 'C' not a bulk tensor store: the tile's rows are 64 bytes (a bulk store's tile takes rows of a multiple of 128 bytes)
-// REMARKS-DAG: bulk-store.cpp:[[@LINE+229]]:3: remark: [cuda:sm_90a] copy into 'C' not a bulk tensor store: its shared tile of 65536 bytes does not fit beside the block's other buffers (198845 bytes with their alignment; a block may have 232448; fewer stages make room)
-// REMARKS-NOT: stored from registers
+// REMARKS-DAG: bulk-store.cpp:[[@LINE+209]]:3: remark: [cuda:sm_90a] copy into 'C' by bulk tensor stores (TMA, 2 boxes of 128x64) from shared 'C_tile' (128-byte swizzle), which one consumer thread issues
+// REMARKS-DAG: bulk-store.cpp:[[@LINE+231]]:3: remark: [cuda:sm_90a] copy into 'O' by bulk tensor stores (TMA, 2 boxes of 128x32) from shared 'O_tile' (128-byte swizzle), which one consumer thread issues
+// REMARKS-DAG: bulk-store.cpp:[[@LINE+248]]:3: remark: [cuda:sm_90a] copy into 'C' not a bulk tensor store: the kernel reads or writes 'C' elsewhere too
+// REMARKS-DAG: bulk-store.cpp:[[@LINE+249]]:3: remark: [cuda:sm_90a] copy into 'R' not a bulk tensor store: it does not store a whole two-dimensional fragment
+// REMARKS-DAG: bulk-store.cpp:[[@LINE+263]]:3: remark: [cuda:sm_90a] copy into 'C' not a bulk tensor store: the tile's rows are 64 bytes (a bulk store's tile takes rows of a multiple of 128 bytes)
+// REMARKS-DAG: bulk-store.cpp:[[@LINE+276]]:3: remark: [cuda:sm_90a] copy into 'C' not a bulk tensor store: its shared tile of 65536 bytes does not fit beside the block's other buffers (198845 bytes with their alignment; a block may have 232448; fewer stages make room)
+// REMARKS-DAG: bulk-store.cpp:[[@LINE+298]]:3: remark: [cuda:sm_90a] copy into 'C' by bulk tensor stores (TMA, 2 boxes of 128x64) from shared 'Cs' (128-byte swizzle), which one consumer thread issues
+// REMARKS-DAG: bulk-store.cpp:[[@LINE+322]]:3: remark: [cuda:sm_90a] copy into 'C1' not a bulk tensor store: it converts the elements of 'Cc'
+// REMARKS-DAG: bulk-store.cpp:[[@LINE+322]]:3: remark: [cuda:sm_90a] copy into 'C2' not a bulk tensor store: the tile 'Ca' has a layout annotated (annotate_layout)
+// REMARKS-DAG: bulk-store.cpp:[[@LINE+322]]:3: remark: [cuda:sm_90a] copy into 'C3' not a bulk tensor store: the tile 'Cl' is used in the loop
+// REMARKS-NOT: stored by the consumer threads
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-remarks %s 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=OFF
-// OFF: bulk-store.cpp:[[@LINE+153]]:3: remark: [cuda:sm_90a] copy into 'C' stored from registers: -fplugin-arg-tile-bulk-store=on makes it bulk tensor stores (TMA) through shared memory
+// OFF: bulk-store.cpp:[[@LINE+196]]:3: remark: [cuda:sm_90a] copy into 'C' stored by the consumer threads: -fplugin-arg-tile-bulk-store=on makes it bulk tensor stores (TMA) through shared memory
+// OFF: bulk-store.cpp:[[@LINE+290]]:3: remark: [cuda:sm_90a] copy into 'C' stored by the consumer threads: -fplugin-arg-tile-bulk-store=on makes it bulk tensor stores (TMA){{$}}
 // OFF-NOT: by bulk tensor stores
 //
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-bulk-store=on \
@@ -93,6 +100,48 @@
 // CHECK-LABEL: kernel bs_refused(
 // CHECK-NOT: tensor_map2
 // CHECK: copy(acc, C[by * 128 +: 128, bx * 128 +: 128])
+// The kernel's own tile, declared before the roles split; on a persistent grid the wait goes
+// before the tile's first use after the loop (the copy into it, after the scaling).
+// CHECK-LABEL: kernel own_gemm<false>(
+// CHECK-NEXT: {{.*}} tensor_map2(C, box 128x64, swizzle 128) {
+// CHECK: shared Cs: bf16[128, 128] rows of 64 swizzled 128 in slabs of 64 columns
+// CHECK: registers_up_to(232)
+// CHECK-NOT: shared Cs
+// CHECK: copy(acc, Cs)
+// CHECK-NEXT: proxy_fence_async_shared()
+// CHECK-NEXT: barrier()
+// CHECK-NEXT: if (tid == 0) {
+// CHECK-NEXT:   bulk_store(tensor_map2[by * 128, bx * 128] <- Cs)
+// CHECK-NEXT:   bulk_store(tensor_map2[by * 128, bx * 128 + 64] <- Cs + 8192)
+// CHECK-NEXT:   bulk_store_commit(Cs)
+// CHECK-NEXT: }
+// CHECK-NEXT: if (tid == 0) {
+// CHECK-NEXT:   bulk_store_wait(Cs)
+// CHECK-NEXT: }
+// CHECK-LABEL: kernel own_gemm<true>(
+// CHECK: while (tile.1 < tiles) {
+// CHECK: acc[i, j] = acc[i, j] * 2.0f
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// CHECK-NEXT: if (tid == 0) {
+// CHECK-NEXT:   bulk_store_wait(Cs)
+// CHECK-NEXT: }
+// CHECK-NEXT: barrier()
+// CHECK-NEXT: copy(acc, Cs)
+// CHECK-NEXT: proxy_fence_async_shared()
+// CHECK-NEXT: barrier()
+// CHECK-NEXT: if (tid == 0) {
+// CHECK-NEXT:   bulk_store(tensor_map2[by * 128, bx * 128] <- Cs)
+// CHECK: n.1 = n.1 + 1
+// CHECK-NEXT: }
+// CHECK-NEXT: if (tid == 0) {
+// CHECK-NEXT:   bulk_store_wait(Cs)
+// CHECK-NEXT: }
+// CHECK-LABEL: kernel own_refused(
+// CHECK-NOT: tensor_map2
+// CHECK: copy(Cc, C1[by * 128 +: 128, bx * 128 +: 128])
+// CHECK-NEXT: copy(Ca, C2[by * 128 +: 128, bx * 128 +: 128])
+// CHECK-NEXT: copy(Cl, C3[by * 128 +: 128, bx * 128 +: 128])
 //
 // insert-sync adds no barrier of its own (none inside the first thread's branches): the two
 // before and after the tile's writes order them with the stores' reads.
@@ -153,7 +202,7 @@
 // PTX: cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group
 // RUN: %nvcc -c -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I%t %t/bulk-store.cu -o %t/bs-dev.o \
 // RUN:   -Xptxas -v 2>&1 | FileCheck %s --check-prefix=PTXAS --implicit-check-not=serialized
-// PTXAS-COUNT-12: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// PTXAS-COUNT-18: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // PTXAS-NOT: bytes spill stores
 
 #include <tile/tile.h>
@@ -246,4 +295,54 @@ template void bs_gemm<true>(T::tensor<const T::bf16, 2>, T::tensor<const T::bf16
     T::gemm(As, Bs, acc);
   }
   T::copy(acc, C.at(by * 128, bx * 256));
+}
+
+// From a shared tile of the kernel's own (TileLang's way): its layout becomes the bulk store's,
+// and on a persistent grid the wait goes before its first use after the loop.
+template <bool Persistent>
+[[tile::kernel]] void own_gemm(T::tensor<const T::bf16, 2> A, T::tensor<const T::bf16, 2> B, T::tensor<T::bf16, 2> C) {
+  const int M = C.size(0), N = C.size(1), K = A.size(1);
+  auto [bx, by] = T::grid(T::ceildiv(N, 128), T::ceildiv(M, 128), T::threads(256));
+  T::persistent(Persistent);
+  T::shared<T::bf16, 128, 64> As;
+  T::shared<T::bf16, 64, 128> Bs;
+  T::shared<T::bf16, 128, 128> Cs;
+  T::fragment<float, 128, 128> acc;
+  T::clear(acc);
+  for (int k : T::pipelined(T::ceildiv(K, 64), T::stages(3))) {
+    T::copy(A.at(by * 128, k * 64), As);
+    T::copy(B.at(k * 64, bx * 128), Bs);
+    T::gemm(As, Bs, acc);
+  }
+  for (auto [i, j] : T::parallel(128, 128))
+    acc(i, j) = acc(i, j) * 2.0f;
+  T::copy(acc, Cs);
+  T::copy(Cs, C.at(by * 128, bx * 128));
+}
+template void own_gemm<false>(T::tensor<const T::bf16, 2>, T::tensor<const T::bf16, 2>, T::tensor<T::bf16, 2>);
+template void own_gemm<true>(T::tensor<const T::bf16, 2>, T::tensor<const T::bf16, 2>, T::tensor<T::bf16, 2>);
+
+// Not from these tiles: one converts its elements, one has a layout annotated, one is used in
+// the loop.
+[[tile::kernel]] void own_refused(T::tensor<const T::bf16, 2> A, T::tensor<const T::bf16, 2> B,
+                                  T::tensor<T::f16, 2> C1, T::tensor<T::bf16, 2> C2, T::tensor<T::bf16, 2> C3) {
+  const int M = C1.size(0), N = C1.size(1), K = A.size(1);
+  auto [bx, by] = T::grid(T::ceildiv(N, 128), T::ceildiv(M, 128), T::threads(256));
+  T::shared<T::bf16, 128, 64> As;
+  T::shared<T::bf16, 64, 128> Bs;
+  T::shared<T::bf16, 128, 128> Cc, Ca, Cl;
+  T::annotate_layout(Ca, T::layouts::swizzled(64));
+  T::fragment<float, 128, 128> acc;
+  T::clear(acc);
+  for (int k : T::pipelined(T::ceildiv(K, 64), T::stages(3))) {
+    T::copy(A.at(by * 128, k * 64), As);
+    T::copy(B.at(k * 64, bx * 128), Bs);
+    T::gemm(As, Bs, acc);
+    T::copy(acc, Cl);
+  }
+  T::copy(acc, Cc);
+  T::copy(acc, Ca);
+  T::copy(Cc, C1.at(by * 128, bx * 128));
+  T::copy(Ca, C2.at(by * 128, bx * 128));
+  T::copy(Cl, C3.at(by * 128, bx * 128));
 }
