@@ -1,0 +1,103 @@
+// The IR verifier (lib/ir/Verifier.h) on the statements of Hopper's copy engine: a bulk
+// copy's or bulk store's shared tile must be in the 128-byte swizzle from a 1024-byte
+// boundary, its tensor map one of the kernel's, of a tensor parameter, with a coordinate
+// per dimension; a bulk store's commit or wait names a shared tile. A well-formed kernel
+// passes; each defect is reported.
+#include <gtest/gtest.h>
+
+#include "ir/IR.h"
+#include "ir/Verifier.h"
+
+namespace tile::ir {
+namespace {
+
+/// A kernel of one tensor parameter C [M, N] (bf16) and a shared tile T [128, 128] in the
+/// 128-byte swizzle in slabs of 64 columns, declared around `body(C, T)`; tensor map 0 is C
+/// in boxes of 128 x 64.
+Kernel with_tile(const std::function<std::vector<Stmt>(const Buffer &, const Buffer &)> &body,
+                 SharedLayout layout = SharedLayout{64, 128, 64, 1024}, Scope scope = Scope::Shared) {
+  Kernel k;
+  k.key = k.display_name = "bulk";
+  Buffer c = make_tensor_buffer("C", 0, ScalarType::BF16, 2, false);
+  k.params.push_back({"C", c, nullptr});
+  Buffer t = make_buffer("T", scope, ScalarType::BF16, {128, 128});
+  k.shared_layouts[t.get()] = layout;
+  k.tensor_maps.push_back({0, {128, 64}, 128});
+  k.thread_index = make_var("tid", ScalarType::I32);
+  std::vector<Stmt> stmts = {decl_buffer(t)};
+  for (const Stmt &s : body(c, t))
+    stmts.push_back(s);
+  k.body = seq(stmts);
+  return k;
+}
+
+Stmt store_of(const Buffer &t, int map, std::vector<Expr> coords) {
+  return std::make_shared<BulkStoreNode>(map, std::move(coords), t, int_imm(0));
+}
+
+std::string first_problem(const Kernel &k) {
+  auto p = verify(k);
+  return p.empty() ? "" : p[0];
+}
+
+TEST(Verifier, WellFormedBulkStoreAndCopy) {
+  Kernel k = with_tile([](const Buffer &, const Buffer &t) {
+    Buffer bars = make_buffer("bars", Scope::Shared, ScalarType::U64, {1});
+    return std::vector<Stmt>{
+        decl_buffer(bars),
+        std::make_shared<BulkCopyNode>(0, std::vector<Expr>{int_imm(0), int_imm(0)}, t, int_imm(0), bars, int_imm(0)),
+        store_of(t, 0, {int_imm(0), int_imm(64)}),
+        std::make_shared<BulkStoreSyncNode>(BulkStoreSyncOp::Commit, t),
+        std::make_shared<BulkStoreSyncNode>(BulkStoreSyncOp::Wait, t)};
+  });
+  EXPECT_EQ(first_problem(k), "");
+}
+
+TEST(Verifier, BulkStoreThroughAMapTheKernelHasNot) {
+  Kernel k = with_tile([](const Buffer &, const Buffer &t) {
+    return std::vector<Stmt>{store_of(t, 1, {int_imm(0), int_imm(0)})};
+  });
+  EXPECT_NE(first_problem(k).find("bulk_store through tensor map 1 of 1"), std::string::npos) << first_problem(k);
+}
+
+TEST(Verifier, BulkStoreWithACoordinateMissing) {
+  Kernel k = with_tile([](const Buffer &, const Buffer &t) { return std::vector<Stmt>{store_of(t, 0, {int_imm(0)})}; });
+  EXPECT_NE(first_problem(k).find("bulk_store with 1 coordinates"), std::string::npos) << first_problem(k);
+}
+
+TEST(Verifier, BulkStoreFromATileNotInTheSwizzle) {
+  // Padded rows, and the swizzle without the 1024-byte boundary.
+  for (SharedLayout l : {SharedLayout{136, 0, 0, 0}, SharedLayout{64, 128, 64, 16}}) {
+    Kernel k = with_tile([](const Buffer &, const Buffer &t) {
+      return std::vector<Stmt>{store_of(t, 0, {int_imm(0), int_imm(0)})};
+    }, l);
+    EXPECT_NE(first_problem(k).find("not a shared tile in the 128-byte swizzle"), std::string::npos)
+        << first_problem(k);
+  }
+}
+
+TEST(Verifier, BulkStoreFromAFragment) {
+  Kernel k = with_tile([](const Buffer &, const Buffer &t) {
+    return std::vector<Stmt>{store_of(t, 0, {int_imm(0), int_imm(0)})};
+  }, SharedLayout{64, 128, 64, 1024}, Scope::Fragment);
+  EXPECT_NE(first_problem(k).find("not a shared tile in the 128-byte swizzle"), std::string::npos) << first_problem(k);
+}
+
+TEST(Verifier, TensorMapOfAScalarParameter) {
+  Kernel k = with_tile([](const Buffer &, const Buffer &t) {
+    return std::vector<Stmt>{store_of(t, 0, {int_imm(0), int_imm(0)})};
+  });
+  k.params.insert(k.params.begin(), Param{"n", nullptr, make_var("n", ScalarType::I32)});
+  EXPECT_NE(first_problem(k).find("of parameter 0, which is not a tensor"), std::string::npos) << first_problem(k);
+}
+
+TEST(Verifier, BulkStoreWaitOutsideTheTilesScope) {
+  Kernel k = with_tile([](const Buffer &, const Buffer &) { return std::vector<Stmt>{}; });
+  Buffer other = make_buffer("U", Scope::Shared, ScalarType::BF16, {128, 64});
+  k.body = seq({k.body, std::make_shared<BulkStoreSyncNode>(BulkStoreSyncOp::Wait, other)});
+  EXPECT_NE(first_problem(k).find("bulk_store_sync of buffer 'U' outside its scope"), std::string::npos)
+      << first_problem(k);
+}
+
+} // namespace
+} // namespace tile::ir
