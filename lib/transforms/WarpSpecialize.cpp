@@ -871,6 +871,7 @@ private:
       declaring.insert(declaring.end(), consumers.begin(), consumers.end());
       declaring.insert(declaring.end(), top.begin() + long(at) + 1, top.end());
       std::int64_t used = shared_bytes(declaring);
+      const std::map<const BufferNode *, SharedLayout> laid_out_before = k_.shared_layouts;
       for (auto t = top.begin() + long(at) + 1; t != top.end(); ++t) {
         auto c = (*t)->as<CopyNode>();
         if (!c || (c->src.buffer->scope != Scope::Fragment && c->src.buffer->scope != Scope::Shared) ||
@@ -893,6 +894,21 @@ private:
           continue;
         }
         if (p->own) {
+          // (Its bytes are counted; its start may move to the copy engine's boundary.)
+          const std::int64_t align = std::max(t_.warpgroup_mma->swizzle_alignment, int(t_.shared_alignment));
+          if (t_.max_shared_bytes > 0 && used + align - 1 > t_.max_shared_bytes) {
+            if (auto sl = laid_out_before.find(p->tile.get()); sl != laid_out_before.end())
+              k_.shared_layouts[p->tile.get()] = sl->second;
+            else
+              k_.shared_layouts.erase(p->tile.get());
+            k_.remarks.push_back({c->loc, "copy into " + name + " not a bulk tensor store: the tile '" +
+                                              p->tile->name + "' on a " + std::to_string(align) +
+                                              "-byte boundary may not fit beside the block's other buffers (" +
+                                              std::to_string(used) + " bytes with their alignment; a block may have " +
+                                              std::to_string(t_.max_shared_bytes) + ")"});
+            continue;
+          }
+          used += align - 1;
           // (Declared before the roles split, so that the wait at the consumers' end names it.)
           for (size_t i = 0; i < at; ++i)
             if (auto d = top[i]->as<DeclBufferNode>(); d && d->buffer == p->tile) {
@@ -1038,8 +1054,9 @@ private:
       return std::make_shared<NamedBarrierNode>(id, 2 * kProducerThreads, arrive);
     };
 
-    // An epilogue's copy by bulk stores (the plan's tile, then one thread's stores); on a
-    // persistent grid (`again`), after the last tile's stores have read the tile.
+    // An epilogue's copy by bulk stores (into the plan's tile where it is not the kernel's
+    // own, then one thread's stores), and on a persistent grid the wait before a tile is
+    // written again (`store_wait`: the last tile's stores have read it).
     auto first_thread = [&](std::vector<Stmt> body) {
       return if_then_else(binary(BinaryOp::EQ, tid, int_imm(0)), seq(std::move(body)));
     };
