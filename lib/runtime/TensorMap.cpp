@@ -1,5 +1,7 @@
 #include "runtime/TensorMap.h"
 
+#include <cstdint>
+
 #include "tile/types.h"
 
 namespace tile::runtime {
@@ -73,9 +75,10 @@ std::string encode_tensor_map(const rt::kernel_arg &arg, const TensorMapSpec &sp
   out.rank = rank;
   for (int i = 0; i < rank; ++i) {
     const int d = rank - 1 - i; // the driver counts from the innermost dimension
-    if (arg.sizes[d] < 1 || arg.sizes[d] > (std::int64_t(1) << 32))
+    // (The driver takes up to 2^32; the copies' coordinates are signed 32-bit.)
+    if (arg.sizes[d] < 1 || arg.sizes[d] > std::int64_t(INT32_MAX))
       return "dimension " + std::to_string(d) + " has " + std::to_string(arg.sizes[d]) +
-             " elements (a tensor map takes 1 to 2^32)";
+             " elements (a tensor map here takes 1 to 2^31 - 1)";
     if (spec.box[d] < 1 || spec.box[d] > 256)
       return "a box of " + std::to_string(spec.box[d]) + " in dimension " + std::to_string(d) + " (1 to 256)";
     out.dims[i] = std::uint64_t(arg.sizes[d]);

@@ -89,7 +89,10 @@ TEST(RuntimeTensorMap, WhatTheHardwareCannotTake) {
             "the box's rows are 12 bytes (a multiple of 16)");
   EXPECT_EQ(encode_tensor_map(tensor(tile::dtype::f32, {64, 64}), {0, {8, 8}, 16}, e), "swizzle of 16 bytes");
   EXPECT_EQ(encode_tensor_map(tensor(tile::dtype::f32, {0, 64}), {0, {8, 8}, 0}, e),
-            "dimension 0 has 0 elements (a tensor map takes 1 to 2^32)");
+            "dimension 0 has 0 elements (a tensor map here takes 1 to 2^31 - 1)");
+  // Coordinates are signed 32-bit: a dimension of 2^31 elements takes the entry without maps.
+  EXPECT_EQ(encode_tensor_map(tensor(tile::dtype::u8, {std::int64_t(1) << 31, 16}), {0, {8, 16}, 0}, e),
+            "dimension 0 has 2147483648 elements (a tensor map here takes 1 to 2^31 - 1)");
   tile::rt::kernel_arg scalar{};
   scalar.kind = tile::rt::kernel_arg::scalar_arg;
   EXPECT_EQ(encode_tensor_map(scalar, {0, {8, 8}, 0}, e), "not a tensor");
