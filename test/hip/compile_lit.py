@@ -19,10 +19,12 @@ EXPECTED = {
     'exec/warp-specialized.cpp': LDS,
     'exec/gemm-fp8.cpp': LDS,
     'exec/persistent.cpp': LDS,                      # (and pingpong.cpp, which includes it)
+    'exec/bulk-store.cpp': LDS,                      # (persistent.cpp's kernels and its own)
     'exec/big-tiles.cpp': 'bytes of registers and local memory per thread',  # the CPU's tiles
     'transforms/plan-shared-memory-swizzle.cpp': LDS,
     'targets/cuda/warp-specialize.cpp': LDS,
     'targets/cuda/persistent.cpp': LDS,
+    'targets/cuda/bulk-store.cpp': LDS,
     'targets/cuda/wgmma.cpp': LDS,
     'targets/cuda/wgmma-fp8.cpp': LDS,
 }
