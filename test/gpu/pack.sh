@@ -14,6 +14,7 @@ rm -rf "$dest"
 mkdir -p "$dest/bin" "$dest/cache/cuda"
 cp -r "$src/lib" "$src/bench" "$dest/"
 cp "$src/run.sh" "$dest/"
+[ -f "$src/quick.sh" ] && cp "$src/quick.sh" "$dest/"
 if [ "$only" = --examples ]; then
   cp "$src"/bin/example-* "$dest/bin/"
 else

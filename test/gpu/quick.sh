@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# A short check of the GPU test set (build/gpu) for a call of a few minutes on the GPU
+# machine, where run.sh's whole set does not fit: the execution tests of the Hopper paths
+# (bulk stores, ping-pong, persistent grids, warp specialization), the attention and GEMM
+# examples in their builds at sizes that divide no tile, and the attention and GEMM builds
+# under memcheck and racecheck. One line a check, on stdout; exit status 1 if any failed.
+#   bash build/gpu/quick.sh          (TILE_QUICK_TIMEOUT: seconds a program may run, default 120)
+set -u
+cd "$(dirname "$0")"
+export LD_LIBRARY_PATH="$PWD/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" TILE_DEVICE=${TILE_DEVICE:-cuda}
+limit=${TILE_QUICK_TIMEOUT:-120}
+failed=0
+SECONDS=0
+say() { # status what detail
+  printf '%-4s %-58s %s\n' "$1" "$2" "$3"
+  [ "$1" = ok ] || failed=1
+}
+for t in bulk-store pingpong persistent warp-specialized; do
+  [ -x "bin/$t" ] || { say FAIL "$t" "not built"; continue; }
+  out=$(timeout -k 5 "$limit" "bin/$t" 2>&1)
+  rc=$?
+  passes=$(grep -c '^PASS' <<< "$out")
+  fails=$(grep '^FAIL' <<< "$out" | head -3 | tr '\n' ' ')
+  if [ $rc -eq 0 ] && [ -z "$fails" ]; then say ok "$t" "$passes PASS"; else say FAIL "$t" "exit $rc, $passes PASS; $fails"; fi
+done
+# Attention: batch heads kv-heads sq sk d causal; GEMM: M N K [f16]. Each prints its check last.
+for p in example-flash_attention example-flash_attention-launch-grid example-flash_attention-bulk-store; do
+  for args in "2 8 2 1000 777 128 1" "2 8 2 1000 777 128 0" "1 4 4 300 260 64 1"; do
+    [ -x "bin/$p" ] || continue
+    out=$(timeout -k 5 "$limit" "bin/$p" $args 2>&1)
+    rc=$?
+    if [ $rc -eq 0 ]; then say ok "$p $args" "$(tail -1 <<< "$out")"; else say FAIL "$p $args" "exit $rc: $(tail -1 <<< "$out")"; fi
+  done
+done
+for p in example-gemm example-gemm-bulk-store; do
+  for args in "1000 777 300" "333 222 111 f16"; do
+    [ -x "bin/$p" ] || continue
+    out=$(timeout -k 5 "$limit" "bin/$p" $args 2>&1)
+    rc=$?
+    if [ $rc -eq 0 ]; then say ok "$p $args" "$(tail -1 <<< "$out")"; else say FAIL "$p $args" "exit $rc: $(tail -1 <<< "$out")"; fi
+  done
+done
+if command -v compute-sanitizer > /dev/null; then
+  for tool in memcheck racecheck; do
+    for p in example-flash_attention example-flash_attention-launch-grid example-flash_attention-bulk-store \
+             example-gemm-bulk-store; do
+      [ -x "bin/$p" ] || continue
+      args="1 2 1 150 130 128 1"
+      case $p in example-gemm*) args="200 190 170" ;; esac
+      out=$(timeout -k 5 "$limit" compute-sanitizer --tool $tool --error-exitcode 99 "bin/$p" $args 2>&1)
+      rc=$?
+      summary=$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' <<< "$out" | head -1)
+      if [ $rc -eq 0 ]; then say ok "$tool $p" "$summary"; else say FAIL "$tool $p" "exit $rc: $summary"; fi
+    done
+  done
+else
+  say FAIL "compute-sanitizer" "not found"
+fi
+echo "quick.sh: $SECONDS s, $([ $failed -eq 0 ] && echo 'all passed' || echo 'some FAILED')"
+exit $failed
