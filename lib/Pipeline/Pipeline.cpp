@@ -95,7 +95,7 @@ std::string manifest(const std::string &target, const std::vector<std::string> &
       os << "tmap " << m.param << " " << m.swizzle_bytes << " ";
       for (size_t d = 0; d < m.box.size(); ++d)
         os << (d ? "x" : "") << m.box[d];
-      os << "\n";
+      os << (m.optional ? " optional\n" : "\n");
     }
     if (k.persistent)
       os << "persistent\n";

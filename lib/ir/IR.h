@@ -801,8 +801,14 @@ struct Kernel {
     int param = 0;
     std::vector<std::int64_t> box;
     int swizzle_bytes = 0;
+    /// A map the kernel can run without (a bulk store's output): where the runtime cannot
+    /// encode it, the entry still runs, with its bit set in `maps_missing`.
+    bool optional = false;
   };
   std::vector<TensorMap> tensor_maps;
+  /// With optional tensor maps: the launch's bit mask (i32) of those it could not encode
+  /// (bit m: tensor map m), passed after the maps; the kernel tests it where it would use one.
+  Var maps_missing;
   /// The key of the kernel this one is the fallback of (the same program without tensor maps:
   /// its symbol gets a suffix, and the manifest lists it under that kernel); empty if none.
   std::string fallback_of;

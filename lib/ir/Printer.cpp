@@ -599,8 +599,10 @@ public:
       os << " tensor_map" << i << "(" << buffer_name(k.params[m.param].tensor.get()) << ", box ";
       for (size_t d = 0; d < m.box.size(); ++d)
         os << (d ? "x" : "") << m.box[d];
-      os << ", swizzle " << m.swizzle_bytes << ")";
+      os << ", swizzle " << m.swizzle_bytes << (m.optional ? ", optional" : "") << ")";
     }
+    if (k.maps_missing)
+      os << " missing_maps(" << var_name(k.maps_missing.get()) << ")";
     if (k.persistent)
       os << " persistent";
     if (!k.fallback_of.empty())

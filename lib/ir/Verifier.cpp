@@ -346,6 +346,8 @@ std::vector<std::string> verify(const Kernel &k) {
       v.vars[0].insert(k.block_index[d].get());
   if (k.thread_index)
     v.vars[0].insert(k.thread_index.get());
+  if (k.maps_missing)
+    v.vars[0].insert(k.maps_missing.get());
   if (k.threads <= 0 || k.threads > 1024)
     v.fail("threads per block must be in 1..1024, got " + std::to_string(k.threads));
   // Grid extents may use scalars the body declares before tile::grid; those are checked

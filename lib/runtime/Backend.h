@@ -30,6 +30,10 @@ struct LaunchConfig {
   /// A persistent grid's tile count (zeroed_counter()), passed after the tensor maps; null
   /// for other kernels.
   void *tile_count = nullptr;
+  /// Where the kernel has optional tensor maps: the mask of those not encoded (bit m: map m,
+  /// its 128 bytes zero), passed after the maps, before the tile count.
+  bool pass_maps_missing = false;
+  std::int32_t maps_missing = 0;
 };
 
 /// One device: memory, image loading and launches. Methods throw tile::error with the bare

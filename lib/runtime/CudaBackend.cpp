@@ -203,6 +203,9 @@ public:
     // grid's count.
     for (int i = 0; i < c.tensor_map_count; ++i)
       params.push_back(const_cast<unsigned char *>(static_cast<const unsigned char *>(c.tensor_maps) + 128 * i));
+    std::int32_t missing = c.maps_missing;
+    if (c.pass_maps_missing)
+      params.push_back(&missing);
     void *count = c.tile_count;
     if (count)
       params.push_back(&count);

@@ -147,34 +147,53 @@ void launch_packed(const char *key, std::int64_t gx, std::int64_t gy, std::int64
   struct alignas(64) MapBytes {
     unsigned char bytes[128];
   };
+  // An optional map (a bulk store's output) that cannot be encoded does not stop the entry:
+  // its bytes stay zero and its bit in the mask passed after the maps says it is missing.
   std::vector<TensorMapEncoding> maps(kernel.tensor_maps.size());
   std::vector<MapBytes> encoded(maps.size());
-  std::string why_not;
+  std::string why_not, why_missing;
+  std::int32_t missing = 0;
+  bool any_optional = false;
   if (!maps.empty() && kernel.shared_bytes > backend.max_shared_bytes())
     why_not = "its entry needs " + std::to_string(kernel.shared_bytes) + " bytes of shared memory, more than a block "
               "has here";
   for (size_t i = 0; i < maps.size() && why_not.empty(); ++i) {
-    const int param = kernel.tensor_maps[i].param;
-    if (std::string why = encode_tensor_map(args[param], kernel.tensor_maps[i], maps[i]); !why.empty())
-      why_not = "argument " + std::to_string(param + 1) + ": " + why;
+    const TensorMapSpec &spec = kernel.tensor_maps[i];
+    any_optional |= spec.optional;
+    std::string why = encode_tensor_map(args[spec.param], spec, maps[i]);
+    if (why.empty())
+      why = backend.encode_tensor_maps(&maps[i], 1, &encoded[i]);
+    if (why.empty())
+      continue;
+    why = "argument " + std::to_string(spec.param + 1) + ": " + why;
+    if (!spec.optional || i >= 31) {
+      why_not = why;
+    } else {
+      encoded[i] = MapBytes{};
+      missing |= std::int32_t(1) << i;
+      why_missing = why;
+    }
   }
-  if (!maps.empty() && why_not.empty())
-    why_not = backend.encode_tensor_maps(maps.data(), int(maps.size()), encoded.data());
   // A persistent grid counts its tiles in 32 bits (tile_cuda.h's next_tile).
   const std::int64_t resident = kernel.persistent ? std::max(1, backend.multiprocessors()) : 0;
   if (kernel.persistent && why_not.empty() && blocks > INT32_MAX - resident)
     why_not = "its persistent grid counts tiles in 32 bits, and the grid has " + std::to_string(blocks) + " blocks";
   const bool fallback = !why_not.empty();
-  last_tensor_map_launch_state = maps.empty() ? -1 : fallback ? 0 : 1;
+  last_tensor_map_launch_state = maps.empty() ? -1 : fallback ? 0 : missing ? 2 : 1;
   if (fallback && log_launches())
     std::fprintf(stderr, "tile: %s on %s: its entry without tensor maps runs (%s)\n",
                  std::string(found->display_name).c_str(), dev.name().c_str(), why_not.c_str());
+  if (!fallback && missing && log_launches())
+    std::fprintf(stderr, "tile: %s on %s: its entry stores without a tensor map of its output (%s)\n",
+                 std::string(found->display_name).c_str(), dev.name().c_str(), why_missing.c_str());
   if (fallback) {
     config.threads = kernel.fallback->threads;
     config.shared_bytes = kernel.fallback->shared_bytes;
   } else if (!maps.empty()) {
     config.tensor_maps = encoded.data();
     config.tensor_map_count = int(maps.size());
+    config.pass_maps_missing = any_optional;
+    config.maps_missing = missing;
   }
   if (!fallback && kernel.persistent) {
     config.grid[0] = std::min(blocks, resident);

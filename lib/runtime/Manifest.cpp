@@ -177,8 +177,14 @@ Manifest parse_manifest(std::string_view text) {
         spec.box.push_back(extent);
         dims = x == std::string_view::npos ? std::string_view() : dims.substr(x + 1);
       }
-      if (spec.box.size() != size_t(k.params[size_t(spec.param)].rank) || !rest.empty())
+      if (spec.box.size() != size_t(k.params[size_t(spec.param)].rank))
         malformed(line, "tensor map box '" + std::string(box) + "' does not have one extent per dimension of the tensor");
+      if (const std::string_view flag = next_field(rest); flag == "optional")
+        spec.optional = true;
+      else if (!flag.empty())
+        malformed(line, "unknown tensor map flag '" + std::string(flag) + "' (expected 'optional')");
+      if (!rest.empty())
+        malformed(line, "expected 'tmap <param> <swizzle> <box> [optional]'");
       k.tensor_maps.push_back(std::move(spec));
     } else if (kind == "persistent") {
       if (m.kernels.empty() || m.kernels.back().tensor_maps.empty() || m.kernels.back().fallback ||

@@ -17,7 +17,8 @@
 // compiles for NN and later); without it the image runs on every device of its target. A
 // translation unit whose architectures need different code registers an image for each.
 //
-// A kernel with tensor maps lists them after its record (`tmap <param> <swizzle> <box>`),
+// A kernel with tensor maps lists them after its record (`tmap <param> <swizzle> <box>`, and
+// ` optional` for one its entry can run without: a mask of those missing follows the maps),
 // then `persistent` where its grid is persistent, then `fallback <symbol> <threads> <shared>`.
 #pragma once
 

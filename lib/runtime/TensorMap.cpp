@@ -106,7 +106,7 @@ std::string to_string(const TensorMapSpec &spec) {
   std::string s = std::to_string(spec.param) + " " + std::to_string(spec.swizzle_bytes) + " ";
   for (size_t i = 0; i < spec.box.size(); ++i)
     s += (i ? "x" : "") + std::to_string(spec.box[i]);
-  return s;
+  return spec.optional ? s + " optional" : s;
 }
 
 } // namespace tile::runtime

@@ -25,6 +25,9 @@ struct TensorMapSpec {
   int param = 0;
   std::vector<std::int64_t> box;
   int swizzle_bytes = 0;
+  /// The entry runs without it where it cannot be encoded (a bulk store's output): the
+  /// launch passes a mask of the missing ones after the maps.
+  bool optional = false;
   friend bool operator==(const TensorMapSpec &, const TensorMapSpec &) = default;
 };
 

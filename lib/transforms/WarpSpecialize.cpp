@@ -823,6 +823,15 @@ private:
       return int(k_.tensor_maps.size()) - 1;
     };
     auto map_for = [&](const BulkCopyPlan &p) { return map_of_box(p.param, p.copy->src, p.rows, p.box_cols); };
+    // A bulk store's map: optional (a launch that cannot encode it stores as the copy did),
+    // its bit in the kernel's mask of missing maps.
+    auto optional_map = [&](int param, const Region &r, std::int64_t rows, std::int64_t cols) {
+      const int m = map_of_box(param, r, rows, cols);
+      k_.tensor_maps[size_t(m)].optional = true;
+      if (!k_.maps_missing)
+        k_.maps_missing = make_var("maps_missing", ScalarType::I32);
+      return m;
+    };
     std::vector<int> map_of, prologue_map;
     for (auto &p : copies)
       map_of.push_back(map_for(p));
@@ -915,7 +924,7 @@ private:
               staged_decls.push_back(top[i]);
               own_decls.insert(p->tile.get());
             }
-          p->map = map_of_box(p->param, c->dst, p->rows, p->box_cols);
+          p->map = optional_map(p->param, c->dst, p->rows, p->box_cols);
           stores.push_back(*p);
           continue;
         }
@@ -938,7 +947,7 @@ private:
         used = after;
         p->tile = tile;
         p->first_use = c;
-        p->map = map_of_box(p->param, c->dst, p->rows, p->box_cols);
+        p->map = optional_map(p->param, c->dst, p->rows, p->box_cols);
         staged_decls.push_back(decl_buffer(tile));
         stores.push_back(*p);
       }
@@ -1258,8 +1267,11 @@ private:
           out.push_back(*t);
           continue;
         }
-        for (const Stmt &x : bulk_store(*st))
-          out.push_back(x);
+        // (Where the launch could not encode the output's map: the copy as it was.)
+        const Expr have_map = binary(BinaryOp::EQ,
+                                     binary(BinaryOp::BitAnd, Expr(k_.maps_missing), int_imm(std::int64_t(1) << st->map)),
+                                     int_imm(0));
+        out.push_back(if_then_else(have_map, seq(bulk_store(*st)), *t));
       }
       if (give_back && read_after)
         out.push_back(give_back);

@@ -80,6 +80,10 @@
 //   element type, no annotated layout, and only the statements after the loop up to the
 //   copy use it (the persistent grid's wait then goes before the first of them).
 //
+//   The output's tensor map is optional (Kernel::TensorMap::optional): the bulk path runs
+//   under `if ((maps_missing & (1 << map)) == 0)`, and the copy as it was otherwise, for
+//   launches whose output no tensor map describes (Kernel::maps_missing, the runtime's mask).
+//
 //   The box's elements past the tensor's edges are not written, as the copy's own bounds
 //   checks give. T must fit the block's shared memory beside the stages; where it does
 //   not, or the copy does not qualify, the remark says why and the copy stays as it was.

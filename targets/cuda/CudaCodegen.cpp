@@ -27,6 +27,8 @@ public:
       : GpuEmitter(k, os, "tile_cuda", kernel_symbol(k), shared_alignment, {"tile_cuda"}) {
     for (size_t i = 0; i < k_.tensor_maps.size(); ++i)
       tensor_map_names_.push_back(names_.fresh("tensor_map" + std::to_string(i)));
+    if (k_.maps_missing)
+      maps_missing_ = var(k_.maps_missing);
     if (k_.persistent)
       tile_count_ = names_.fresh("tile_count");
   }
@@ -34,6 +36,7 @@ public:
 private:
   std::vector<std::string> tensor_map_names_;
   std::string tile_count_; // a persistent grid's count of the tiles taken (the runtime zeroes it)
+  std::string maps_missing_; // the mask of the optional tensor maps the launch could not encode
 
   /// With a producer warpgroup, the bound of one block an SM: ptxas may give each thread
   /// the SM's registers over the block's threads, which setmaxnreg then moves between the
@@ -48,7 +51,10 @@ private:
     std::string s;
     for (const std::string &name : tensor_map_names_)
       s += ", const __grid_constant__ tile_cuda::tensor_map " + name;
-    // After the maps, a persistent grid's count.
+    // After the maps, the mask of those missing where some are optional (the variable
+    // Kernel::maps_missing itself), then a persistent grid's count.
+    if (k_.maps_missing)
+      s += ", const int32_t " + maps_missing_;
     if (k_.persistent)
       s += ", unsigned *__restrict__ " + tile_count_;
     return s;

@@ -148,6 +148,24 @@ TEST_F(RuntimeLaunch, TakesTheFallbackWhereNoTensorMapCanBeUsed) {
   EXPECT_EQ(tile::rt::last_tensor_map_launch(), -1);
 }
 
+TEST_F(RuntimeLaunch, RunsTheEntryWithoutAnOptionalTensorMap) {
+  // A kernel whose only tensor map is optional (a bulk store's output): where it cannot be
+  // encoded (the CPU's backend encodes none), its own entry runs all the same, with the map
+  // marked missing, and the calling thread is told (2).
+  static const std::string bytes = [] {
+    std::ifstream in(test_image_path(), std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }();
+  tile::rt::register_image("tile-image 2\ntarget cpu\nkernel _Z12add_optionalv tile_test_add_one 64 0 t0x1 "
+                           "add_optional\ntmap 0 0 64 optional\nfallback tile_test_no_such_entry 64 0\n",
+                           bytes.data(), bytes.size());
+  std::vector<float> host(300, 1.0f);
+  tile::rt::launch("_Z12add_optionalv", 5, 1, 1, tile::tensor<float, 1>(host.data(), {300}));
+  EXPECT_EQ(tile::rt::last_tensor_map_launch(), 2);
+  for (int i = 0; i < 300; ++i)
+    ASSERT_EQ(host[i], 2.0f) << "element " << i;
+}
+
 TEST_F(RuntimeLaunch, LoadsAnImageOnceUnderConcurrentFirstLaunches) {
   // A second registration of the same bytes is a separate image, not loaded yet.
   static const std::string bytes = [] {

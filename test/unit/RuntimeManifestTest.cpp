@@ -73,6 +73,16 @@ TEST(RuntimeManifest, TensorMapsAndFallbackFollowTheirKernel) {
   EXPECT_FALSE(m.kernels[1].fallback.has_value());
   // The round trip of a spec's manifest spelling.
   EXPECT_EQ(to_string(k.tensor_maps[0]), "0 128 128x64");
+  // A map the entry can run without (a bulk store's output).
+  Manifest o = parse_manifest("tile-image 2\ntarget cuda\n"
+                              "kernel _Z1kv k 384 147504 t9x2,t9x2,t9x2 k\n"
+                              "tmap 0 128 128x64\n"
+                              "tmap 2 128 128x64 optional\n"
+                              "fallback k_fallback 256 147456\n");
+  ASSERT_EQ(o.kernels[0].tensor_maps.size(), 2u);
+  EXPECT_FALSE(o.kernels[0].tensor_maps[0].optional);
+  EXPECT_EQ(o.kernels[0].tensor_maps[1], (TensorMapSpec{2, {128, 64}, 128, true}));
+  EXPECT_EQ(to_string(o.kernels[0].tensor_maps[1]), "2 128 128x64 optional");
 
   const std::string head = "tile-image 2\ntarget cuda\nkernel _Z1kv k 384 0 t9x2,s6 k\n";
   for (const char *bad : {
@@ -89,7 +99,9 @@ TEST(RuntimeManifest, TensorMapsAndFallbackFollowTheirKernel) {
            "tmap 0 128 128x64\nfallback k_f 0 0\n",       // no threads
            "tmap 0 128 128x64\nfallback k_f 256\n",       // no shared size
            "tmap 0 128 128x64\nfallback k_f 256 0\nfallback k_g 256 0\n",
-           "tmap 0 128 128x64\nfallback k_f 256 0\ntmap 0 128 64x64\n"}) {
+           "tmap 0 128 128x64\nfallback k_f 256 0\ntmap 0 128 64x64\n",
+           "tmap 0 128 128x64 required\nfallback k_f 256 0\n",   // no such flag
+           "tmap 0 128 128x64 optional x\nfallback k_f 256 0\n"}) { // more after it
     SCOPED_TRACE(bad);
     EXPECT_THROW(parse_manifest(head + bad), tile::error);
   }

@@ -95,9 +95,11 @@ void launch(const char *key, std::int64_t gx, std::int64_t gy, std::int64_t gz, 
 void expect(bool condition, const char *message, const char *kernel, const char *where);
 
 /// On the calling thread, how its last launch ran: 1 a kernel's entry with tensor maps
-/// (sm_90a's bulk tensor copies), 0 its fallback (a tensor no tensor map describes, or the
-/// device cannot take them), -1 a kernel without tensor maps, or no launch. For tests;
-/// TILE_LOG=launches in the environment also prints each fallback and why to stderr.
+/// (sm_90a's bulk tensor copies), 2 that entry without an optional map that could not be
+/// encoded (a bulk store's output, stored as the copy was written), 0 its fallback (a tensor
+/// no tensor map describes, or the device cannot take them), -1 a kernel without tensor maps,
+/// or no launch. For tests; TILE_LOG=launches in the environment also prints each fallback
+/// and missing map, and why, to stderr.
 int last_tensor_map_launch();
 /// On the calling thread, the blocks its last launch ran (0: none): the grid's, or fewer for
 /// a persistent grid (tile::persistent), whose blocks take the grid's tiles in turn. For tests.

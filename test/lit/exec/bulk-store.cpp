@@ -4,9 +4,10 @@
 // block's next tile waits for the last tile's stores to have read the shared tile), tiles
 // on the tensor's edges (the box's elements past them not written: the output is a view
 // into a wider buffer whose guard columns must keep their poison), from a shared tile of the
-// kernel's own (TileLang's way) as from a fragment, a view whose rows no
-// tensor map describes (the fallback entry), and persistent.cpp's f32 GEMMs and attention
-// loops (ping-pong on, on both grids). On the CPU the kernels run as they are.
+// kernel's own (TileLang's way) as from a fragment, a view whose rows no tensor map
+// describes (the entry without C's map, which stores C as the copy is written), and
+// persistent.cpp's f32 GEMMs and attention loops (ping-pong on, on both grids). On the CPU
+// the kernels run as they are.
 // RUN: %tile-cxx %s -O2 -fplugin-arg-tile-bulk-store=on -fplugin-arg-tile-pingpong=on -o %t && %t | FileCheck %s
 // CHECK-NOT: FAIL
 // CHECK: PASS bulk_store_bf16_launch_grid
@@ -21,6 +22,8 @@
 // CHECK: PASS bulk_store_own_tile_persistent_154_tiles_guards
 // CHECK: PASS bulk_store_unaligned_output
 // CHECK: PASS bulk_store_unaligned_output_guards
+// CHECK: PASS bulk_store_unaligned_output_persistent
+// CHECK: PASS bulk_store_unaligned_output_persistent_guards
 // CHECK: PASS bulk_store_f32_persistent_154_tiles
 // CHECK: PASS bulk_store_f32_no_iteration
 // CHECK: PASS bulk_store_attention_causal_160_tiles
@@ -77,9 +80,10 @@ template <class E, bool Persistent>
 
 /// Runs bs_gemm<E, persistent> (own: bs_own_gemm) with C a view of columns [guard, guard + N) of a buffer whose
 /// rows are N + 2 guard + pad elements, against a float64 reference; the guard columns (and
-/// the padding) must keep their poison. `maps`: whether tensor maps describe the tensors.
+/// the padding) must keep their poison. `entry`: the entry the launch should take on an
+/// sm_90 GPU (tile::rt::last_tensor_map_launch: 1 with every tensor map, 2 without C's).
 template <class E, bool persistent, bool own = false>
-void run_bs_gemm(const char *name, int M, int N, int K, int guard, int pad, bool maps) {
+void run_bs_gemm(const char *name, int M, int N, int K, int guard, int pad, int entry) {
   auto a = check::random<E>(std::size_t(M) * K), b = check::random<E>(std::size_t(K) * N);
   std::vector<double> ref(std::size_t(M) * N, 0.0);
   for (int i = 0; i < M; ++i) {
@@ -99,7 +103,19 @@ void run_bs_gemm(const char *name, int M, int N, int K, int guard, int pad, bool
     bs_own_gemm<E, persistent>(Ad, Bd, C);
   else
     bs_gemm<E, persistent>(Ad, Bd, C);
-  check_blocks(name, (long long)((M + 127) / 128) * ((N + 127) / 128), maps, persistent);
+  // The launch's entry (C's map missing: the producer still runs the K loop, and C is stored
+  // as the copy is written), and its blocks (at most one an SM on a persistent grid).
+  const tile::device d = tile::current_device();
+  const bool sm90 = d.backend == tile::backend::cuda && d.architecture() == "sm_90";
+  const long long tiles = (long long)((M + 127) / 128) * ((N + 127) / 128), blocks = tile::rt::last_launch_blocks();
+  if (tile::rt::last_tensor_map_launch() != (sm90 ? entry : -1)) {
+    std::printf("FAIL %s: entry %d\n", name, tile::rt::last_tensor_map_launch());
+    check::failures++;
+  }
+  if (sm90 && persistent ? blocks < 1 || blocks > std::min(tiles, 144LL) : blocks != tiles) {
+    std::printf("FAIL %s: %lld blocks ran %lld tiles\n", name, blocks, tiles);
+    check::failures++;
+  }
   const std::vector<E> all = Cd.to_vector();
   std::vector<E> got(std::size_t(M) * N);
   bool guards = true;
@@ -118,15 +134,17 @@ void run_bs_gemm(const char *name, int M, int N, int K, int guard, int pad, bool
 int main() {
   using T::bf16, T::f16;
   // 8 x 7 tiles, the last row and column of tiles partial.
-  run_bs_gemm<bf16, false>("bulk_store_bf16_launch_grid", 1000, 776, 300, 8, 0, true);
+  run_bs_gemm<bf16, false>("bulk_store_bf16_launch_grid", 1000, 776, 300, 8, 0, 1);
   // 14 x 11 = 154 tiles: more than the SMs, so that blocks store several.
-  run_bs_gemm<f16, true>("bulk_store_f16_persistent_154_tiles", 1700, 1304, 104, 16, 0, true);
-  run_bs_gemm<bf16, true>("bulk_store_bf16_one_tile", 100, 72, 200, 8, 0, true);
+  run_bs_gemm<f16, true>("bulk_store_f16_persistent_154_tiles", 1700, 1304, 104, 16, 0, 1);
+  run_bs_gemm<bf16, true>("bulk_store_bf16_one_tile", 100, 72, 200, 8, 0, 1);
   // From the kernel's own shared tile.
-  run_bs_gemm<bf16, false, true>("bulk_store_own_tile_launch_grid", 900, 392, 260, 8, 0, true);
-  run_bs_gemm<f16, true, true>("bulk_store_own_tile_persistent_154_tiles", 1700, 1304, 104, 8, 0, true);
-  // Rows of N + 2 guard + 3 elements: no tensor map describes C; the fallback runs.
-  run_bs_gemm<bf16, false>("bulk_store_unaligned_output", 300, 264, 100, 8, 3, false);
+  run_bs_gemm<bf16, false, true>("bulk_store_own_tile_launch_grid", 900, 392, 260, 8, 0, 1);
+  run_bs_gemm<f16, true, true>("bulk_store_own_tile_persistent_154_tiles", 1700, 1304, 104, 8, 0, 1);
+  // Rows of N + 2 guard + 3 elements: no tensor map describes C; the entry runs without it,
+  // on the launch's grid and on a persistent one (from a fragment and from its own tile).
+  run_bs_gemm<bf16, false>("bulk_store_unaligned_output", 300, 264, 100, 8, 3, 2);
+  run_bs_gemm<f16, true, true>("bulk_store_unaligned_output_persistent", 1700, 1304, 104, 8, 3, 2);
   // persistent.cpp's kernels (f32 outputs, through f32 tiles).
   run_gemm<bf16>("bulk_store_f32_persistent_154_tiles", 1700, 1304, 104,
                  [](auto &a, auto &b, auto &c) { p_gemm<bf16, 3>(a, b, c); });

@@ -2,7 +2,8 @@
 // whole fragment in registers into a tensor parameter's tile (the epilogue's
 // `copy(acc, C.at(...))`) goes through a shared tile of the tensor's element type in the
 // 128-byte swizzle (rows, or slabs, of 128 bytes), which one consumer thread stores by bulk
-// tensor stores, a box a slab, through a tensor map of the output; the tile's writes are
+// tensor stores, a box a slab, through an optional tensor map of the output (where the launch
+// could not encode it, its bit in the mask passed after the maps, the copy runs as it was); the tile's writes are
 // fenced for the copy engine before a barrier of the consumers, and the first thread waits
 // for the stores' reads before the kernel ends, and on a persistent grid before the next
 // tile's epilogue writes the tile again. A copy from a shared tile of the kernel's own
@@ -13,39 +14,43 @@
 // REQUIRES: nvcc
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-bulk-store=on \
 // RUN:   -fplugin-arg-tile-pingpong=on -fplugin-arg-tile-remarks %s 2>&1 | FileCheck %s --check-prefix=REMARKS
-// REMARKS-DAG: bulk-store.cpp:[[@LINE+209]]:3: remark: [cuda:sm_90a] copy into 'C' by bulk tensor stores (TMA, 2 boxes of 128x64) from shared 'C_tile' (128-byte swizzle), which one consumer thread issues
-// REMARKS-DAG: bulk-store.cpp:[[@LINE+231]]:3: remark: [cuda:sm_90a] copy into 'O' by bulk tensor stores (TMA, 2 boxes of 128x32) from shared 'O_tile' (128-byte swizzle), which one consumer thread issues
-// REMARKS-DAG: bulk-store.cpp:[[@LINE+248]]:3: remark: [cuda:sm_90a] copy into 'C' not a bulk tensor store: the kernel reads or writes 'C' elsewhere too
-// REMARKS-DAG: bulk-store.cpp:[[@LINE+249]]:3: remark: [cuda:sm_90a] copy into 'R' not a bulk tensor store: it does not store a whole two-dimensional fragment
-// REMARKS-DAG: bulk-store.cpp:[[@LINE+263]]:3: remark: [cuda:sm_90a] copy into 'C' not a bulk tensor store: the tile's rows are 64 bytes (a bulk store's tile takes rows of a multiple of 128 bytes)
-// REMARKS-DAG: bulk-store.cpp:[[@LINE+276]]:3: remark: [cuda:sm_90a] copy into 'C' not a bulk tensor store: its shared tile of 65536 bytes does not fit beside the block's other buffers (198845 bytes with their alignment; a block may have 232448; fewer stages make room)
-// REMARKS-DAG: bulk-store.cpp:[[@LINE+298]]:3: remark: [cuda:sm_90a] copy into 'C' by bulk tensor stores (TMA, 2 boxes of 128x64) from shared 'Cs' (128-byte swizzle), which one consumer thread issues
-// REMARKS-DAG: bulk-store.cpp:[[@LINE+322]]:3: remark: [cuda:sm_90a] copy into 'C1' not a bulk tensor store: it converts the elements of 'Cc'
-// REMARKS-DAG: bulk-store.cpp:[[@LINE+322]]:3: remark: [cuda:sm_90a] copy into 'C2' not a bulk tensor store: the tile 'Ca' has a layout annotated (annotate_layout)
-// REMARKS-DAG: bulk-store.cpp:[[@LINE+322]]:3: remark: [cuda:sm_90a] copy into 'C3' not a bulk tensor store: the tile 'Cl' is used in the loop
+// REMARKS-DAG: bulk-store.cpp:[[@LINE+231]]:3: remark: [cuda:sm_90a] copy into 'C' by bulk tensor stores (TMA, 2 boxes of 128x64) from shared 'C_tile' (128-byte swizzle), which one consumer thread issues
+// REMARKS-DAG: bulk-store.cpp:[[@LINE+253]]:3: remark: [cuda:sm_90a] copy into 'O' by bulk tensor stores (TMA, 2 boxes of 128x32) from shared 'O_tile' (128-byte swizzle), which one consumer thread issues
+// REMARKS-DAG: bulk-store.cpp:[[@LINE+270]]:3: remark: [cuda:sm_90a] copy into 'C' not a bulk tensor store: the kernel reads or writes 'C' elsewhere too
+// REMARKS-DAG: bulk-store.cpp:[[@LINE+271]]:3: remark: [cuda:sm_90a] copy into 'R' not a bulk tensor store: it does not store a whole two-dimensional fragment
+// REMARKS-DAG: bulk-store.cpp:[[@LINE+285]]:3: remark: [cuda:sm_90a] copy into 'C' not a bulk tensor store: the tile's rows are 64 bytes (a bulk store's tile takes rows of a multiple of 128 bytes)
+// REMARKS-DAG: bulk-store.cpp:[[@LINE+298]]:3: remark: [cuda:sm_90a] copy into 'C' not a bulk tensor store: its shared tile of 65536 bytes does not fit beside the block's other buffers (198845 bytes with their alignment; a block may have 232448; fewer stages make room)
+// REMARKS-DAG: bulk-store.cpp:[[@LINE+320]]:3: remark: [cuda:sm_90a] copy into 'C' by bulk tensor stores (TMA, 2 boxes of 128x64) from shared 'Cs' (128-byte swizzle), which one consumer thread issues
+// REMARKS-DAG: bulk-store.cpp:[[@LINE+344]]:3: remark: [cuda:sm_90a] copy into 'C1' not a bulk tensor store: it converts the elements of 'Cc'
+// REMARKS-DAG: bulk-store.cpp:[[@LINE+344]]:3: remark: [cuda:sm_90a] copy into 'C2' not a bulk tensor store: the tile 'Ca' has a layout annotated (annotate_layout)
+// REMARKS-DAG: bulk-store.cpp:[[@LINE+344]]:3: remark: [cuda:sm_90a] copy into 'C3' not a bulk tensor store: the tile 'Cl' is used in the loop
 // REMARKS-NOT: stored by the consumer threads
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-remarks %s 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=OFF
-// OFF: bulk-store.cpp:[[@LINE+196]]:3: remark: [cuda:sm_90a] copy into 'C' stored by the consumer threads: -fplugin-arg-tile-bulk-store=on makes it bulk tensor stores (TMA) through shared memory
-// OFF: bulk-store.cpp:[[@LINE+290]]:3: remark: [cuda:sm_90a] copy into 'C' stored by the consumer threads: -fplugin-arg-tile-bulk-store=on makes it bulk tensor stores (TMA){{$}}
+// OFF: bulk-store.cpp:[[@LINE+218]]:3: remark: [cuda:sm_90a] copy into 'C' stored by the consumer threads: -fplugin-arg-tile-bulk-store=on makes it bulk tensor stores (TMA) through shared memory
+// OFF: bulk-store.cpp:[[@LINE+312]]:3: remark: [cuda:sm_90a] copy into 'C' stored by the consumer threads: -fplugin-arg-tile-bulk-store=on makes it bulk tensor stores (TMA){{$}}
 // OFF-NOT: by bulk tensor stores
 //
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-bulk-store=on \
 // RUN:   -fplugin-arg-tile-pingpong=on -fplugin-arg-tile-print-after=warp-specialize %s 2>&1 | FileCheck %s
 // CHECK-LABEL: kernel bs_gemm<false>(
-// CHECK-NEXT: {{.*}} tensor_map2(C, box 128x64, swizzle 128) {
+// CHECK-NEXT: {{.*}} tensor_map2(C, box 128x64, swizzle 128, optional) missing_maps(maps_missing) {
 // CHECK: shared C_tile: bf16[128, 128] rows of 64 swizzled 128 in slabs of 64 columns
 // CHECK: registers_up_to(232)
 // CHECK-NOT: bulk_store_wait
 // CHECK: mbarrier_arrive(barriers[it.1 % 3 + 3])
 // CHECK-NEXT: }
-// CHECK-NEXT: copy(acc, C_tile)
-// CHECK-NEXT: proxy_fence_async_shared()
-// CHECK-NEXT: barrier()
-// CHECK-NEXT: if (tid == 0) {
-// CHECK-NEXT:   bulk_store(tensor_map2[by * 128, bx * 128] <- C_tile)
-// CHECK-NEXT:   bulk_store(tensor_map2[by * 128, bx * 128 + 64] <- C_tile + 8192)
-// CHECK-NEXT:   bulk_store_commit(C_tile)
+// CHECK-NEXT: if ((maps_missing & 4) == 0) {
+// CHECK-NEXT:   copy(acc, C_tile)
+// CHECK-NEXT:   proxy_fence_async_shared()
+// CHECK-NEXT:   barrier()
+// CHECK-NEXT:   if (tid == 0) {
+// CHECK-NEXT:     bulk_store(tensor_map2[by * 128, bx * 128] <- C_tile)
+// CHECK-NEXT:     bulk_store(tensor_map2[by * 128, bx * 128 + 64] <- C_tile + 8192)
+// CHECK-NEXT:     bulk_store_commit(C_tile)
+// CHECK-NEXT:   }
+// CHECK-NEXT: } else {
+// CHECK-NEXT:   copy(acc, C[by * 128 +: 128, bx * 128 +: 128])
 // CHECK-NEXT: }
 // CHECK-NEXT: if (tid == 0) {
 // CHECK-NEXT:   bulk_store_wait(C_tile)
@@ -62,13 +67,17 @@
 // CHECK-NEXT:   bulk_store_wait(C_tile)
 // CHECK-NEXT: }
 // CHECK-NEXT: barrier()
-// CHECK-NEXT: copy(acc, C_tile)
-// CHECK-NEXT: proxy_fence_async_shared()
-// CHECK-NEXT: barrier()
-// CHECK-NEXT: if (tid == 0) {
-// CHECK-NEXT:   bulk_store(tensor_map2[by * 128, bx * 128] <- C_tile)
-// CHECK-NEXT:   bulk_store(tensor_map2[by * 128, bx * 128 + 64] <- C_tile + 8192)
-// CHECK-NEXT:   bulk_store_commit(C_tile)
+// CHECK-NEXT: if ((maps_missing & 4) == 0) {
+// CHECK-NEXT:   copy(acc, C_tile)
+// CHECK-NEXT:   proxy_fence_async_shared()
+// CHECK-NEXT:   barrier()
+// CHECK-NEXT:   if (tid == 0) {
+// CHECK-NEXT:     bulk_store(tensor_map2[by * 128, bx * 128] <- C_tile)
+// CHECK-NEXT:     bulk_store(tensor_map2[by * 128, bx * 128 + 64] <- C_tile + 8192)
+// CHECK-NEXT:     bulk_store_commit(C_tile)
+// CHECK-NEXT:   }
+// CHECK-NEXT: } else {
+// CHECK-NEXT:   copy(acc, C[by * 128 +: 128, bx * 128 +: 128])
 // CHECK-NEXT: }
 // CHECK-NEXT: done.1 = done.1 + max((K + 64 - 1) / 64, 0)
 // CHECK: n.1 = n.1 + 1
@@ -78,18 +87,22 @@
 // CHECK-NEXT: }
 // With ping-pong: the epilogue after the last turn is handed on; f32 rows of 32 elements.
 // CHECK-LABEL: kernel bs_attention(
-// CHECK-NEXT: {{.*}} tensor_map2(O, box 1x128x32, swizzle 128) {
+// CHECK-NEXT: {{.*}} tensor_map2(O, box 1x128x32, swizzle 128, optional) missing_maps(maps_missing) {
 // CHECK: shared O_tile: f32[128, 64] rows of 32 swizzled 128 in slabs of 32 columns
 // CHECK: if ((N + 64 - 1) / 64 > 0) {
 // CHECK-NEXT:   named_barrier_arrive(3 - tid / 128, 256 threads)
 // CHECK-NEXT: }
-// CHECK-NEXT: copy(acc, O_tile)
-// CHECK-NEXT: proxy_fence_async_shared()
-// CHECK-NEXT: barrier()
-// CHECK-NEXT: if (tid == 0) {
-// CHECK-NEXT:   bulk_store(tensor_map2[by, bx * 128, 0] <- O_tile)
-// CHECK-NEXT:   bulk_store(tensor_map2[by, bx * 128, 32] <- O_tile + 4096)
-// CHECK-NEXT:   bulk_store_commit(O_tile)
+// CHECK-NEXT: if ((maps_missing & 4) == 0) {
+// CHECK-NEXT:   copy(acc, O_tile)
+// CHECK-NEXT:   proxy_fence_async_shared()
+// CHECK-NEXT:   barrier()
+// CHECK-NEXT:   if (tid == 0) {
+// CHECK-NEXT:     bulk_store(tensor_map2[by, bx * 128, 0] <- O_tile)
+// CHECK-NEXT:     bulk_store(tensor_map2[by, bx * 128, 32] <- O_tile + 4096)
+// CHECK-NEXT:     bulk_store_commit(O_tile)
+// CHECK-NEXT:   }
+// CHECK-NEXT: } else {
+// CHECK-NEXT:   copy(acc, O[by, bx * 128 +: 128, 0 +: 64])
 // CHECK-NEXT: }
 // CHECK-NEXT: if (tid == 0) {
 // CHECK-NEXT:   bulk_store_wait(O_tile)
@@ -103,17 +116,21 @@
 // The kernel's own tile, declared before the roles split; on a persistent grid the wait goes
 // before the tile's first use after the loop (the copy into it, after the scaling).
 // CHECK-LABEL: kernel own_gemm<false>(
-// CHECK-NEXT: {{.*}} tensor_map2(C, box 128x64, swizzle 128) {
+// CHECK-NEXT: {{.*}} tensor_map2(C, box 128x64, swizzle 128, optional) missing_maps(maps_missing) {
 // CHECK: shared Cs: bf16[128, 128] rows of 64 swizzled 128 in slabs of 64 columns
 // CHECK: registers_up_to(232)
 // CHECK-NOT: shared Cs
 // CHECK: copy(acc, Cs)
-// CHECK-NEXT: proxy_fence_async_shared()
-// CHECK-NEXT: barrier()
-// CHECK-NEXT: if (tid == 0) {
-// CHECK-NEXT:   bulk_store(tensor_map2[by * 128, bx * 128] <- Cs)
-// CHECK-NEXT:   bulk_store(tensor_map2[by * 128, bx * 128 + 64] <- Cs + 8192)
-// CHECK-NEXT:   bulk_store_commit(Cs)
+// CHECK-NEXT: if ((maps_missing & 4) == 0) {
+// CHECK-NEXT:   proxy_fence_async_shared()
+// CHECK-NEXT:   barrier()
+// CHECK-NEXT:   if (tid == 0) {
+// CHECK-NEXT:     bulk_store(tensor_map2[by * 128, bx * 128] <- Cs)
+// CHECK-NEXT:     bulk_store(tensor_map2[by * 128, bx * 128 + 64] <- Cs + 8192)
+// CHECK-NEXT:     bulk_store_commit(Cs)
+// CHECK-NEXT:   }
+// CHECK-NEXT: } else {
+// CHECK-NEXT:   copy(Cs, C[by * 128 +: 128, bx * 128 +: 128])
 // CHECK-NEXT: }
 // CHECK-NEXT: if (tid == 0) {
 // CHECK-NEXT:   bulk_store_wait(Cs)
@@ -128,10 +145,11 @@
 // CHECK-NEXT: }
 // CHECK-NEXT: barrier()
 // CHECK-NEXT: copy(acc, Cs)
-// CHECK-NEXT: proxy_fence_async_shared()
-// CHECK-NEXT: barrier()
-// CHECK-NEXT: if (tid == 0) {
-// CHECK-NEXT:   bulk_store(tensor_map2[by * 128, bx * 128] <- Cs)
+// CHECK-NEXT: if ((maps_missing & 4) == 0) {
+// CHECK-NEXT:   proxy_fence_async_shared()
+// CHECK-NEXT:   barrier()
+// CHECK-NEXT:   if (tid == 0) {
+// CHECK-NEXT:     bulk_store(tensor_map2[by * 128, bx * 128] <- Cs)
 // CHECK: n.1 = n.1 + 1
 // CHECK-NEXT: }
 // CHECK-NEXT: if (tid == 0) {
@@ -153,6 +171,8 @@
 // SYNC: bulk_store_wait(C_tile)
 // SYNC-NEXT: }
 // SYNC-NEXT: barrier()
+// SYNC-NOT: barrier()
+// SYNC: if ((maps_missing & 4) == 0) {
 // SYNC-NOT: barrier()
 // SYNC: proxy_fence_async_shared()
 // SYNC-NEXT: barrier()
@@ -176,12 +196,15 @@
 // LOWERED-NEXT: if (tid == 0) {
 // LOWERED-NEXT: bulk_store(
 //
-// The generated CUDA, the manifest's tensor map of C (parameter 2, boxes of 128 x 64), nvcc's
+// The generated CUDA (the mask of missing maps after the maps), the manifest's optional
+// tensor map of C (parameter 2, boxes of 128 x 64), nvcc's
 // PTX (bulk tensor stores, their commit and wait) and ptxas (no spills).
 // RUN: rm -rf %t && mkdir %t
 // RUN: %tile-cxx -c -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-bulk-store=on -fplugin-arg-tile-pingpong=on \
 // RUN:   -fplugin-arg-tile-cache=%t/cache -fplugin-arg-tile-emit-source=%t %s -o %t/bs.o
 // RUN: FileCheck %s --check-prefix=SRC < %t/bulk-store.cu
+// SRC: const __grid_constant__ tile_cuda::tensor_map tensor_map2, const int32_t maps_missing) {
+// SRC: if ((maps_missing & 4) == 0) {
 // SRC: tile_cuda::bulk_tensor_store<2>(&tensor_map2, C_tile, {bx * 128, by * 128});
 // SRC-NEXT: tile_cuda::bulk_tensor_store<2>(&tensor_map2, C_tile + 8192, {bx * 128 + 64, by * 128});
 // SRC-NEXT: tile_cuda::bulk_store_commit();
@@ -191,7 +214,7 @@
 // MANIFEST: kernel {{.*}}bs_gemmILb0{{[^ ]*}} tile_cuda_{{[^ ]*}} 384 {{[0-9]+}} {{[^ ]+}} bs_gemm<false>
 // MANIFEST-NEXT: tmap 0 128 128x64
 // MANIFEST-NEXT: tmap 1 128 64x64
-// MANIFEST-NEXT: tmap 2 128 128x64
+// MANIFEST-NEXT: tmap 2 128 128x64 optional
 // MANIFEST-NEXT: fallback tile_cuda_{{[^ ]*}}_fallback 256 {{[0-9]+}}
 // RUN: %nvcc -ptx -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I%t %t/bulk-store.cu -o - \
 // RUN:   | FileCheck %s --check-prefix=PTX
