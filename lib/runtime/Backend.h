@@ -27,8 +27,8 @@ struct LaunchConfig {
   /// of 128 bytes that encode_tensor_maps() wrote.
   const void *tensor_maps = nullptr;
   int tensor_map_count = 0;
-  /// A persistent grid's tile count (zeroed_counter()), passed after the tensor maps; null
-  /// for other kernels.
+  /// A persistent grid's tile count (zeroed_counter()), passed after the tensor maps (and
+  /// the mask of missing ones); null for other kernels.
   void *tile_count = nullptr;
   /// Where the kernel has optional tensor maps: the mask of those not encoded (bit m: map m,
   /// its 128 bytes zero), passed after the maps, before the tile count.

@@ -53,11 +53,12 @@ struct KernelInfo {
   long long shared_bytes = 0;
   std::vector<ParamSignature> params;
   std::string display_name;
-  /// Tensor maps passed after the parameters (bulk tensor copies), and the entry that needs
-  /// none, for launches whose tensors no map can describe.
+  /// Tensor maps passed after the parameters (bulk tensor copies; where one is optional, a
+  /// mask of those not encoded follows them), and the entry that needs none, for launches
+  /// whose tensors no map can describe.
   std::vector<TensorMapSpec> tensor_maps;
   /// A persistent grid (`persistent`, after the tensor maps): at most one block an SM is
-  /// launched, and a zeroed tile count is passed after the tensor maps.
+  /// launched, and a zeroed tile count is passed after the tensor maps (and the mask).
   bool persistent = false;
   std::optional<EntryInfo> fallback;
 };
