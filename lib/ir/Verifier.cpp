@@ -309,6 +309,8 @@ public:
   }
   void visit_BulkCopy(const BulkCopyNode *n) override {
     check_bulk("bulk_copy", n->dst, n->map, n->coords.size());
+    if (n->map >= 0 && size_t(n->map) < kernel->tensor_maps.size() && kernel->tensor_maps[size_t(n->map)].optional)
+      fail("bulk_copy through optional tensor map " + std::to_string(n->map) + " (a launch may not have it)");
     IRVisitor::visit_BulkCopy(n);
   }
   void visit_BulkStore(const BulkStoreNode *n) override {
@@ -348,6 +350,14 @@ std::vector<std::string> verify(const Kernel &k) {
     v.vars[0].insert(k.thread_index.get());
   if (k.maps_missing)
     v.vars[0].insert(k.maps_missing.get());
+  // The mask of missing maps is the kernel's parameter exactly where some map is optional
+  // (the codegen declares it for the one, the runtime passes it for the other).
+  bool optional = false;
+  for (const Kernel::TensorMap &m : k.tensor_maps)
+    optional |= m.optional;
+  if (optional != bool(k.maps_missing))
+    v.fail(optional ? "optional tensor maps without a mask of missing maps"
+                    : "a mask of missing maps without optional tensor maps");
   if (k.threads <= 0 || k.threads > 1024)
     v.fail("threads per block must be in 1..1024, got " + std::to_string(k.threads));
   // Grid extents may use scalars the body declares before tile::grid; those are checked

@@ -230,7 +230,8 @@ public:
       if (r != CUDA_SUCCESS) {
         const char *name = nullptr;
         d.cuGetErrorName(r, &name);
-        return "cuTensorMapEncodeTiled refused tensor map " + std::to_string(i) + " (" + (name ? name : "?") + ")";
+        return "cuTensorMapEncodeTiled refused " + (n == 1 ? std::string("it") : "tensor map " + std::to_string(i)) +
+               " (" + (name ? name : "?") + ")";
       }
     }
     return "";

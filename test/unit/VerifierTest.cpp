@@ -1,8 +1,9 @@
 // The IR verifier (lib/ir/Verifier.h) on the statements of Hopper's copy engine: a bulk
 // copy's or bulk store's shared tile must be in the 128-byte swizzle from a 1024-byte
 // boundary, its tensor map one of the kernel's, of a tensor parameter, with a coordinate
-// per dimension; a bulk store's commit or wait names a shared tile. A well-formed kernel
-// passes; each defect is reported.
+// per dimension, a bulk copy's map not an optional one (which a launch may not have), and
+// the mask of missing maps declared exactly where a map is optional; a bulk store's commit
+// or wait names a shared tile. A well-formed kernel passes; each defect is reported.
 #include <gtest/gtest.h>
 
 #include "ir/IR.h"
@@ -89,6 +90,28 @@ TEST(Verifier, TensorMapOfAScalarParameter) {
   });
   k.params.insert(k.params.begin(), Param{"n", nullptr, make_var("n", ScalarType::I32)});
   EXPECT_NE(first_problem(k).find("of parameter 0, which is not a tensor"), std::string::npos) << first_problem(k);
+}
+
+TEST(Verifier, OptionalMapsGoWithTheMaskOfMissingOnes) {
+  auto store = [](const Buffer &, const Buffer &t) { return std::vector<Stmt>{store_of(t, 0, {int_imm(0), int_imm(0)})}; };
+  Kernel k = with_tile(store);
+  k.tensor_maps[0].optional = true;
+  EXPECT_NE(first_problem(k).find("optional tensor maps without a mask of missing maps"), std::string::npos)
+      << first_problem(k);
+  k.maps_missing = make_var("maps_missing", ScalarType::I32);
+  EXPECT_EQ(first_problem(k), "");
+  k.tensor_maps[0].optional = false;
+  EXPECT_NE(first_problem(k).find("a mask of missing maps without optional tensor maps"), std::string::npos)
+      << first_problem(k);
+  // A bulk copy (the producer's loads) may not go through an optional map.
+  Kernel c = with_tile([](const Buffer &, const Buffer &t) {
+    Buffer bars = make_buffer("bars", Scope::Shared, ScalarType::U64, {1});
+    return std::vector<Stmt>{decl_buffer(bars), std::make_shared<BulkCopyNode>(0, std::vector<Expr>{int_imm(0), int_imm(0)},
+                                                                                t, int_imm(0), bars, int_imm(0))};
+  });
+  c.tensor_maps[0].optional = true;
+  c.maps_missing = make_var("maps_missing", ScalarType::I32);
+  EXPECT_NE(first_problem(c).find("bulk_copy through optional tensor map 0"), std::string::npos) << first_problem(c);
 }
 
 TEST(Verifier, BulkStoreWaitOutsideTheTilesScope) {

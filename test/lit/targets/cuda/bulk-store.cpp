@@ -14,21 +14,21 @@
 // REQUIRES: nvcc
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-bulk-store=on \
 // RUN:   -fplugin-arg-tile-pingpong=on -fplugin-arg-tile-remarks %s 2>&1 | FileCheck %s --check-prefix=REMARKS
-// REMARKS-DAG: bulk-store.cpp:[[@LINE+231]]:3: remark: [cuda:sm_90a] copy into 'C' by bulk tensor stores (TMA, 2 boxes of 128x64) from shared 'C_tile' (128-byte swizzle), which one consumer thread issues
-// REMARKS-DAG: bulk-store.cpp:[[@LINE+253]]:3: remark: [cuda:sm_90a] copy into 'O' by bulk tensor stores (TMA, 2 boxes of 128x32) from shared 'O_tile' (128-byte swizzle), which one consumer thread issues
-// REMARKS-DAG: bulk-store.cpp:[[@LINE+270]]:3: remark: [cuda:sm_90a] copy into 'C' not a bulk tensor store: the kernel reads or writes 'C' elsewhere too
-// REMARKS-DAG: bulk-store.cpp:[[@LINE+271]]:3: remark: [cuda:sm_90a] copy into 'R' not a bulk tensor store: it does not store a whole two-dimensional fragment
-// REMARKS-DAG: bulk-store.cpp:[[@LINE+285]]:3: remark: [cuda:sm_90a] copy into 'C' not a bulk tensor store: the tile's rows are 64 bytes (a bulk store's tile takes rows of a multiple of 128 bytes)
-// REMARKS-DAG: bulk-store.cpp:[[@LINE+298]]:3: remark: [cuda:sm_90a] copy into 'C' not a bulk tensor store: its shared tile of 65536 bytes does not fit beside the block's other buffers (198845 bytes with their alignment; a block may have 232448; fewer stages make room)
-// REMARKS-DAG: bulk-store.cpp:[[@LINE+320]]:3: remark: [cuda:sm_90a] copy into 'C' by bulk tensor stores (TMA, 2 boxes of 128x64) from shared 'Cs' (128-byte swizzle), which one consumer thread issues
-// REMARKS-DAG: bulk-store.cpp:[[@LINE+344]]:3: remark: [cuda:sm_90a] copy into 'C1' not a bulk tensor store: it converts the elements of 'Cc'
-// REMARKS-DAG: bulk-store.cpp:[[@LINE+344]]:3: remark: [cuda:sm_90a] copy into 'C2' not a bulk tensor store: the tile 'Ca' has a layout annotated (annotate_layout)
-// REMARKS-DAG: bulk-store.cpp:[[@LINE+344]]:3: remark: [cuda:sm_90a] copy into 'C3' not a bulk tensor store: the tile 'Cl' is used in the loop
+// REMARKS-DAG: bulk-store.cpp:[[@LINE+232]]:3: remark: [cuda:sm_90a] copy into 'C' by bulk tensor stores (TMA, 2 boxes of 128x64) from shared 'C_tile' (128-byte swizzle), which one consumer thread issues
+// REMARKS-DAG: bulk-store.cpp:[[@LINE+254]]:3: remark: [cuda:sm_90a] copy into 'O' by bulk tensor stores (TMA, 2 boxes of 128x32) from shared 'O_tile' (128-byte swizzle), which one consumer thread issues
+// REMARKS-DAG: bulk-store.cpp:[[@LINE+271]]:3: remark: [cuda:sm_90a] copy into 'C' not a bulk tensor store: the kernel reads or writes 'C' elsewhere too
+// REMARKS-DAG: bulk-store.cpp:[[@LINE+272]]:3: remark: [cuda:sm_90a] copy into 'R' not a bulk tensor store: it does not store a whole two-dimensional fragment
+// REMARKS-DAG: bulk-store.cpp:[[@LINE+286]]:3: remark: [cuda:sm_90a] copy into 'C' not a bulk tensor store: the tile's rows are 64 bytes (a bulk store's tile takes rows of a multiple of 128 bytes)
+// REMARKS-DAG: bulk-store.cpp:[[@LINE+299]]:3: remark: [cuda:sm_90a] copy into 'C' not a bulk tensor store: its shared tile of 65536 bytes does not fit beside the block's other buffers (198845 bytes with their alignment; a block may have 232448; fewer stages make room)
+// REMARKS-DAG: bulk-store.cpp:[[@LINE+321]]:3: remark: [cuda:sm_90a] copy into 'C' by bulk tensor stores (TMA, 2 boxes of 128x64) from shared 'Cs' (128-byte swizzle), which one consumer thread issues
+// REMARKS-DAG: bulk-store.cpp:[[@LINE+345]]:3: remark: [cuda:sm_90a] copy into 'C1' not a bulk tensor store: it converts the elements of 'Cc'
+// REMARKS-DAG: bulk-store.cpp:[[@LINE+345]]:3: remark: [cuda:sm_90a] copy into 'C2' not a bulk tensor store: the tile 'Ca' has a layout annotated (annotate_layout)
+// REMARKS-DAG: bulk-store.cpp:[[@LINE+345]]:3: remark: [cuda:sm_90a] copy into 'C3' not a bulk tensor store: the tile 'Cl' is used in the loop
 // REMARKS-NOT: stored by the consumer threads
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-remarks %s 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=OFF
-// OFF: bulk-store.cpp:[[@LINE+218]]:3: remark: [cuda:sm_90a] copy into 'C' stored by the consumer threads: -fplugin-arg-tile-bulk-store=on makes it bulk tensor stores (TMA) through shared memory
-// OFF: bulk-store.cpp:[[@LINE+312]]:3: remark: [cuda:sm_90a] copy into 'C' stored by the consumer threads: -fplugin-arg-tile-bulk-store=on makes it bulk tensor stores (TMA){{$}}
+// OFF: bulk-store.cpp:[[@LINE+219]]:3: remark: [cuda:sm_90a] copy into 'C' stored by the consumer threads: -fplugin-arg-tile-bulk-store=on makes it bulk tensor stores (TMA) through shared memory
+// OFF: bulk-store.cpp:[[@LINE+313]]:3: remark: [cuda:sm_90a] copy into 'C' stored by the consumer threads: -fplugin-arg-tile-bulk-store=on makes it bulk tensor stores (TMA){{$}}
 // OFF-NOT: by bulk tensor stores
 //
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-bulk-store=on \
@@ -209,6 +209,7 @@
 // SRC-NEXT: tile_cuda::bulk_tensor_store<2>(&tensor_map2, C_tile + 8192, {bx * 128 + 64, by * 128});
 // SRC-NEXT: tile_cuda::bulk_store_commit();
 // SRC: tile_cuda::bulk_store_wait();
+// SRC: const __grid_constant__ tile_cuda::tensor_map tensor_map2, const int32_t maps_missing, unsigned *__restrict__ tile_count) {
 // SRC: tile_cuda::bulk_tensor_store<3>(&tensor_map2, O_tile, {0, bx * 128, by});
 // RUN: strings %t/bs.o | FileCheck %s --check-prefix=MANIFEST
 // MANIFEST: kernel {{.*}}bs_gemmILb0{{[^ ]*}} tile_cuda_{{[^ ]*}} 384 {{[0-9]+}} {{[^ ]+}} bs_gemm<false>
