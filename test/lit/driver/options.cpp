@@ -1,6 +1,7 @@
 // Bad plugin options are errors that say what is accepted.
 // RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-bogus=1 %s 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // UNKNOWN: error: tile plugin: unknown option 'bogus'; the options are targets=, print-after=
+// UNKNOWN-SAME: overlap-gemms=, pingpong=, bulk-store=, stages=
 // RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=gpu %s 2>&1 | FileCheck %s --check-prefix=TARGET
 // TARGET: error: tile plugin: unknown target 'gpu' in targets=
 // RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-print-after=nonsense %s 2>&1 | FileCheck %s --check-prefix=PASS
@@ -17,6 +18,10 @@
 // GEMM: error: tile plugin: gemm=tensor: expected gemm=auto (the default: tensor cores where the gemm fits them, on sm_90a Hopper's wgmma where it takes the gemm), gemm=mma (tensor cores through mma.sync only) or gemm=fma (every gemm on FMA)
 // RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-overlap-gemms=yes %s 2>&1 | FileCheck %s --check-prefix=OVERLAP
 // OVERLAP: error: tile plugin: overlap-gemms=yes: expected overlap-gemms=on (a warp-specialized loop's last gemm runs on into the next iteration) or overlap-gemms=off (the default)
+// RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-pingpong=yes %s 2>&1 | FileCheck %s --check-prefix=PINGPONG
+// PINGPONG: error: tile plugin: pingpong=yes: expected pingpong=on (a warp-specialized loop's two consumer warpgroups take turns at the tensor cores) or pingpong=off (the default)
+// RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-bulk-store=tma %s 2>&1 | FileCheck %s --check-prefix=BULK-STORE
+// BULK-STORE: error: tile plugin: bulk-store=tma: expected bulk-store=on (a warp-specialized kernel's epilogue copies into tensors go by bulk tensor stores) or bulk-store=off (the default)
 // RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-stages=0 %s 2>&1 | FileCheck %s --check-prefix=STAGES
 // STAGES: error: tile plugin: stages=0: expected a stage count from 1 to 16 for every pipelined loop
 #include <tile/tile.h>
