@@ -145,6 +145,14 @@ bool consecutive(const ForNode *n, const std::vector<const DeclareNode *> &decls
   return !idx.empty() && affine_in_lane(n, decls, V, idx.back(), 1);
 }
 
+/// The lanes of a Vectorized loop: its constant count (2 or more) from 0 by 1, or nothing.
+std::optional<std::int64_t> lane_count(const ForNode *n) {
+  const auto V = as_const_int(n->extent);
+  if (!V || *V < 2 || !is_const_int(n->begin, 0) || !is_const_int(n->step, 1))
+    return std::nullopt;
+  return *V;
+}
+
 /// The body's leading declarations (with initial values) and its last statement, or false.
 bool split_body(const ForNode *n, std::vector<const DeclareNode *> &decls, Stmt &last) {
   if (auto q = n->body->as<SeqNode>()) {
@@ -180,6 +188,18 @@ private:
     auto it = k_.shared_layouts.find(b.get());
     return it == k_.shared_layouts.end() ? nullptr : &it->second;
   }
+  /// The vector a move of `total` bytes of a shared tile laid out as `sl` goes in: as wide as
+  /// the target moves, at most a 16-byte unit where the tile keeps only those whole; nothing
+  /// where that is under 4 bytes or does not divide the move.
+  std::optional<std::int64_t> shared_chunk(std::int64_t total, const SharedLayout *sl) const {
+    std::int64_t chunk = std::min<std::int64_t>(total, t_.max_vector_bytes);
+    if (in_chunks(sl))
+      chunk = std::min<std::int64_t>(chunk, 16);
+    if (chunk < 4 || (chunk & (chunk - 1)) != 0 || total % chunk != 0)
+      return std::nullopt;
+    return chunk;
+  }
+
   /// The terms of a sum or difference of narrow signed indices, each with its sign (an
   /// unsigned sum stays whole: it wraps, and its terms widened apart would not).
   static void signed_terms(const Expr &e, bool negative, std::vector<std::pair<Expr, bool>> &out) {
@@ -216,8 +236,8 @@ private:
 
   std::optional<Access> parse(const ForNode *n) const {
     Access a;
-    const auto V = as_const_int(n->extent);
-    if (!V || *V < 2 || !is_const_int(n->begin, 0) || !is_const_int(n->step, 1))
+    const auto V = lane_count(n);
+    if (!V)
       return std::nullopt;
     a.V = *V;
     // The body: declarations, then one store, possibly under guards (ifs without else).
@@ -375,8 +395,8 @@ private:
   /// A Vectorized loop reading block-shared buffers at consecutive, aligned elements: each
   /// such read first, as one vector into lanes. Null where there is none.
   Stmt shared_reads(const ForNode *n) const {
-    const auto V = as_const_int(n->extent);
-    if (!V || *V < 2 || !is_const_int(n->begin, 0) || !is_const_int(n->step, 1))
+    const auto V = lane_count(n);
+    if (!V)
       return nullptr;
     std::vector<const DeclareNode *> decls;
     Stmt last;
@@ -470,11 +490,10 @@ private:
       const int elem = bytes(b->dtype);
       const std::int64_t total = *V * elem;
       const SharedLayout *sl = shared_layout(b);
-      std::int64_t chunk = std::min<std::int64_t>(total, t_.max_vector_bytes);
-      if (in_chunks(sl))
-        chunk = std::min<std::int64_t>(chunk, 16);
-      if (chunk < 4 || (chunk & (chunk - 1)) != 0 || total % chunk != 0)
+      const std::optional<std::int64_t> vector = shared_chunk(total, sl);
+      if (!vector)
         continue;
+      const std::int64_t chunk = *vector;
       // Lane v reads element v past lane 0's, in one row.
       Substituter first = at_lane(n, decls, 0);
       std::vector<Expr> first_idx;
@@ -526,8 +545,8 @@ private:
   /// through lanes, stored as one vector (one a 16-byte unit where the tile keeps only its
   /// units whole). Null where it is not one.
   Stmt shared_writes(const ForNode *n) const {
-    const auto V = as_const_int(n->extent);
-    if (!V || *V < 2 || !is_const_int(n->begin, 0) || !is_const_int(n->step, 1))
+    const auto V = lane_count(n);
+    if (!V)
       return nullptr;
     std::vector<const DeclareNode *> decls;
     Stmt last;
@@ -553,11 +572,10 @@ private:
     const int elem = bytes(b->dtype);
     const std::int64_t total = *V * elem;
     const SharedLayout *sl = shared_layout(b);
-    std::int64_t chunk = std::min<std::int64_t>(total, t_.max_vector_bytes);
-    if (in_chunks(sl))
-      chunk = std::min<std::int64_t>(chunk, 16);
-    if (elem > 8 || chunk < 4 || (chunk & (chunk - 1)) != 0 || total % chunk != 0)
+    const std::optional<std::int64_t> vector = shared_chunk(total, sl);
+    if (elem > 8 || !vector)
       return nullptr;
+    const std::int64_t chunk = *vector;
     Substituter first = at_lane(n, decls, 0);
     std::vector<Expr> first_idx;
     for (auto &i : st->indices)

@@ -390,6 +390,13 @@ private:
     return p;
   }
 
+  /// The layout the copy engine reads a bulk store's tile in (as plan_copy's tiles): rows,
+  /// or slabs, of 128 bytes in the 128-byte swizzle from the swizzle's boundary.
+  SharedLayout store_layout(const BulkStorePlan &p) const {
+    return SharedLayout{p.box_cols, 128, p.boxes > 1 ? p.box_cols : 0,
+                        std::max(t_.warpgroup_mma->swizzle_alignment, int(t_.shared_alignment))};
+  }
+
   /// Whether the epilogue's copy at `copy` (of `top`, after the loop at `at`) from a shared
   /// tile of the kernel's own can store from that tile: declared at the top of the kernel's
   /// body before the loop, of the tensor's element type, touched only by the statements
@@ -445,8 +452,7 @@ private:
         p.first_use = t->get();
     if (!p.first_use)
       p.first_use = p.copy;
-    const int align = std::max(t_.warpgroup_mma->swizzle_alignment, int(t_.shared_alignment));
-    const SharedLayout want{p.box_cols, 128, p.boxes > 1 ? p.box_cols : 0, align};
+    const SharedLayout want = store_layout(p);
     auto sl = k_.shared_layouts.find(b.get());
     if (sl != k_.shared_layouts.end() && !(sl->second == want))
       return why = "the tile " + name + " is laid out otherwise (" + to_string(sl->second) + ")", false;
@@ -904,7 +910,7 @@ private:
         }
         if (p->own) {
           // (Its bytes are counted; its start may move to the copy engine's boundary.)
-          const std::int64_t align = std::max(t_.warpgroup_mma->swizzle_alignment, int(t_.shared_alignment));
+          const std::int64_t align = store_layout(*p).alignment;
           if (t_.max_shared_bytes > 0 && used + align - 1 > t_.max_shared_bytes) {
             if (auto sl = laid_out_before.find(p->tile.get()); sl != laid_out_before.end())
               k_.shared_layouts[p->tile.get()] = sl->second;
@@ -931,9 +937,8 @@ private:
         const BufferNode *dst = c->dst.buffer.get();
         Buffer tile = make_buffer(dst->name + "_tile", Scope::Shared, dst->dtype, {p->rows, p->box_cols * p->boxes});
         tile->loc = c->loc;
-        // (The layout the copy engine reads: as plan_copy's tiles.)
-        const int align = std::max(t_.warpgroup_mma->swizzle_alignment, int(t_.shared_alignment));
-        k_.shared_layouts[tile.get()] = SharedLayout{p->box_cols, 128, p->boxes > 1 ? p->box_cols : 0, align};
+        k_.shared_layouts[tile.get()] = store_layout(*p);
+        const std::int64_t align = store_layout(*p).alignment;
         const std::int64_t tile_bytes = k_.storage_elements(tile.get()) * bytes(dst->dtype);
         const std::int64_t after = used + align - 1 + tile_bytes;
         if (t_.max_shared_bytes > 0 && after > t_.max_shared_bytes) {
