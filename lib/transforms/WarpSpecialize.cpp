@@ -1230,6 +1230,10 @@ private:
         peeled = if_then_else(any, seq(first_it));
         std::vector<Stmt> tail = last_of(sub(loop->extent, imm(1)));
         tail.push_back(wait(0, last));
+        // (Its late tiles handed back too: on a persistent grid the producer refills that
+        // stage for a later tile, and waits for it.)
+        if (L >= 0)
+          tail.push_back(hand_back(L, sub(loop->extent, imm(1))));
         drain = if_then_else(any, seq(tail));
         if (!overlap_remarked)
           k_.remarks.push_back(

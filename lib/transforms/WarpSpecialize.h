@@ -42,7 +42,7 @@
 //         operands; wgmma_wait(0); hand back the late tiles of it - 1; the others;
 //         hand back the early tiles of it
 //       }
-//       <G2 of iteration n - 1, wgmma_wait(0)>
+//       <G2 of iteration n - 1, wgmma_wait(0), hand back the late tiles of n - 1>
 //
 //   With pingpong (two consumer warpgroups, no overlap, a loop of two wgmma gemms with work
 //   between them), the warpgroups take turns at the tensor cores, FlashAttention-3's

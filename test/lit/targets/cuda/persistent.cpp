@@ -250,3 +250,51 @@ template void p_attention<false>(T::tensor<const T::bf16, 3>, T::tensor<const T:
   T::copy(acc, C.at(by * 128, bx * 128));
 }
 #endif
+
+// overlap-gemms=on on a persistent grid: the last iteration's deferred second gemm hands its
+// V stage back after the loop, as every iteration before it does, for the producer refills
+// that stage for the block's next tile (it waits for it when its count of iterations, `done`
+// included, reaches the stage again); without it a block's second tile of more than a few
+// iterations waited forever.
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-overlap-gemms=on \
+// RUN:   -fplugin-arg-tile-print-after=warp-specialize -DWITH_OVERLAP %s 2>&1 | FileCheck %s --check-prefix=OVERLAP
+// OVERLAP-LABEL: kernel p_overlap(
+// OVERLAP:      for it in serial(0, blocks) {
+// OVERLAP:        mbarrier_wait(barriers[(done + it) % 3 + 9], parity ((done + it) / 3 + 1) % 2)
+// OVERLAP:        bulk_copy(Vs + (done + it) % 3 * 4096 <- tensor_map1[it * 64, 0], barriers[(done + it) % 3 + 3])
+// OVERLAP:      for it.1 in serial(1, blocks - 1) {
+// OVERLAP:        mbarrier_arrive(barriers[(done.1 + (it.1 - 1)) % 3 + 9])
+// OVERLAP:        mbarrier_arrive(barriers[(done.1 + it.1) % 3 + 6])
+// OVERLAP-NEXT: }
+// OVERLAP-NEXT: if (blocks > 0) {
+// OVERLAP-NEXT:   mbarrier_wait(barriers[(done.1 + (blocks - 1)) % 3 + 3], parity (done.1 + (blocks - 1)) / 3 % 2)
+// OVERLAP-NEXT:   gemm(p, Vs[(done.1 + (blocks - 1)) % 3, 0 +: 64, 0 +: 64], acc, deferred_wait, policy=full_row)
+// OVERLAP-NEXT:   wgmma_wait(0; acc)
+// OVERLAP-NEXT:   mbarrier_arrive(barriers[(done.1 + (blocks - 1)) % 3 + 9])
+// OVERLAP-NEXT: }
+#ifdef WITH_OVERLAP
+[[tile::kernel]] void p_overlap(T::tensor<const T::bf16, 2> Q, T::tensor<const T::bf16, 2> K,
+                                T::tensor<const T::bf16, 2> V, T::tensor<float, 2> O, int blocks) {
+  auto [bx] = T::grid(T::ceildiv(Q.size(0), 128), T::threads(256));
+  T::persistent();
+  T::shared<T::bf16, 128, 64> Qs;
+  T::shared<T::bf16, 64, 64> Ks, Vs;
+  T::fragment<float, 128, 64> s;
+  T::fragment<T::bf16, 128, 64> p;
+  T::fragment<float, 128, 64> acc;
+  T::copy(Q.at(bx * 128, 0), Qs);
+  T::clear(acc);
+  for (int kb : T::pipelined(blocks, T::stages(3))) {
+    T::copy(K.at(kb * 64, 0), Ks);
+    T::copy(V.at(kb * 64, 0), Vs);
+    T::gemm(Qs, Ks, s, {.transpose_b = true, .clear_accum = true, .policy = T::warp_policy::full_row});
+    for (auto [i, j] : T::parallel(128, 64))
+      s(i, j) = s(i, j) * 0.25f;
+    for (auto [i, j] : T::parallel(128, 64))
+      acc(i, j) = acc(i, j) * 0.5f;
+    T::copy(s, p);
+    T::gemm(p, Vs, acc, {.policy = T::warp_policy::full_row});
+  }
+  T::copy(acc, O.at(bx * 128, 0));
+}
+#endif
