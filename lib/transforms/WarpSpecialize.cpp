@@ -718,9 +718,13 @@ private:
           for_each_node(c, nullptr, [&](const Stmt &x) {
             if (!why.empty())
               return;
+            // (A fragment that infer-layout left in shared memory is written there too, with
+            // barriers of all consumers: not in registers, it has no layout.)
             for (auto &w : analysis::shared_access(x).writes)
               if (w.buffer->scope == Scope::Shared)
                 why = "the loop writes shared memory ('" + w.buffer->name + "')";
+              else if (w.buffer->scope == Scope::Fragment && !k_.layouts.count(w.buffer))
+                why = "the loop writes fragment '" + w.buffer->name + "', which is in shared memory";
             const GemmNode *g1 = consumers[gemms[0]]->as<GemmNode>(), *g2 = consumers[gemms[1]]->as<GemmNode>();
             auto accumulator = [&](const BufferNode *b) { return b == g1->c.buffer.get() || b == g2->c.buffer.get(); };
             if (x->as<CumsumNode>() || x->as<AtomicNode>())
