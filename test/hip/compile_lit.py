@@ -25,6 +25,7 @@ EXPECTED = {
     'targets/cuda/warp-specialize.cpp': LDS,
     'targets/cuda/persistent.cpp': LDS,
     'targets/cuda/bulk-store.cpp': LDS,
+    'targets/cuda/pingpong-refusals.cpp': LDS,
     'targets/cuda/wgmma.cpp': LDS,
     'targets/cuda/wgmma-fp8.cpp': LDS,
 }
