@@ -189,3 +189,50 @@ using T::bf16;
   }
   T::copy(acc, O.at(bx * 128, 0));
 }
+
+// An atomic in the loop.
+// CHECK-DAG: pingpong-refusals.cpp:[[@LINE+11]]:3: remark: [cuda:sm_90a] warpgroups do not take turns at the tensor cores: the loop has a prefix sum or an atomic
+[[tile::kernel]] void atomics(T::tensor<const bf16, 2> Q, T::tensor<const bf16, 2> K, T::tensor<const bf16, 2> V,
+                              T::tensor<float, 2> O, T::tensor<float, 2> S, int blocks) {
+  auto [bx] = T::grid(T::ceildiv(Q.size(0), 128), T::threads(256));
+  T::shared<bf16, 128, 64> Qs;
+  T::shared<bf16, 64, 64> Ks, Vs;
+  T::fragment<float, 128, 64> s;
+  T::fragment<bf16, 128, 64> p;
+  T::fragment<float, 128, 64> acc;
+  T::copy(Q.at(bx * 128, 0), Qs);
+  T::clear(acc);
+  for (int kb : T::pipelined(blocks, T::stages(2))) {
+    T::copy(K.at(kb * 64, 0), Ks);
+    T::copy(V.at(kb * 64, 0), Vs);
+    T::gemm(Qs, Ks, s, {.transpose_b = true, .clear_accum = true, .policy = T::warp_policy::full_row});
+    T::atomic_add(S.at(bx * 128, 0), s);
+    T::copy(s, p);
+    T::gemm(p, Vs, acc, {.policy = T::warp_policy::full_row});
+  }
+  T::copy(acc, O.at(bx * 128, 0));
+}
+
+// A reduction of other than a gemm accumulator (its rows: the operand p).
+// CHECK-DAG: pingpong-refusals.cpp:[[@LINE+12]]:3: remark: [cuda:sm_90a] warpgroups do not take turns at the tensor cores: the loop reduces 'p' other than along a gemm accumulator's rows
+[[tile::kernel]] void operand_rows(T::tensor<const bf16, 2> Q, T::tensor<const bf16, 2> K, T::tensor<const bf16, 2> V,
+                                   T::tensor<float, 2> O, int blocks) {
+  auto [bx] = T::grid(T::ceildiv(Q.size(0), 128), T::threads(256));
+  T::shared<bf16, 128, 64> Qs;
+  T::shared<bf16, 64, 64> Ks, Vs;
+  T::fragment<float, 128, 64> s;
+  T::fragment<bf16, 128, 64> p;
+  T::fragment<float, 128, 64> acc;
+  T::fragment<float, 128> m;
+  T::copy(Q.at(bx * 128, 0), Qs);
+  T::clear(acc);
+  for (int kb : T::pipelined(blocks, T::stages(2))) {
+    T::copy(K.at(kb * 64, 0), Ks);
+    T::copy(V.at(kb * 64, 0), Vs);
+    T::gemm(Qs, Ks, s, {.transpose_b = true, .clear_accum = true, .policy = T::warp_policy::full_row});
+    T::copy(s, p);
+    T::reduce_max(p, m, 1);
+    T::gemm(p, Vs, acc, {.policy = T::warp_policy::full_row});
+  }
+  T::copy(acc, O.at(bx * 128, 0));
+}
