@@ -150,7 +150,7 @@ bool parse_options(const std::vector<std::string> &args, pipeline::Options &o, s
         return false;
       if (value != "on" && value != "off") {
         problem = "pingpong=" + value.str() + ": expected pingpong=on (a warp-specialized loop's two consumer "
-                  "warpgroups take turns at the tensor cores) or pingpong=off (the default)";
+                  "warpgroups take turns at the tensor cores; the default) or pingpong=off";
         return false;
       }
       o.pingpong = value == "on";

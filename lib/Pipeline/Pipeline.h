@@ -44,7 +44,7 @@ struct Options {
   bool gemm_fma = false; // gemm=fma: every gemm on FMA instead of tensor cores
   bool gemm_wgmma = true; // wgmma on sm_90a where it takes the gemm (gemm=auto, the default); gemm=mma: mma.sync only
   bool warp_specialize = true; // warp-specialize=off: no producer warpgroups (sm_90a)
-  bool pingpong = false;       // pingpong=on: two consumer warpgroups take turns at the tensor cores
+  bool pingpong = true;        // pingpong=off: two consumer warpgroups do not take turns at the tensor cores
   bool bulk_store = false;     // bulk-store=on: epilogues' copies of fragments into tensors by bulk tensor stores
   bool overlap_gemms = false;  // overlap-gemms=on: a warp-specialized loop's last gemm overlaps the next iteration
   int stages = 0;        // stages=N: every pipelined loop with N stages (0: as written)

@@ -119,9 +119,9 @@ struct WarpSpecializeOptions {
   /// The option overlap-gemms=on: a loop that ends with a second wgmma gemm gets it
   /// deferred into the next iteration (see Specializer::plan_overlap), where it can.
   bool overlap_gemms = false;
-  /// The option pingpong=on: two consumer warpgroups take turns at the tensor cores, where
-  /// they can.
-  bool pingpong = false;
+  /// The option pingpong (on by default): two consumer warpgroups take turns at the tensor
+  /// cores, where they can.
+  bool pingpong = true;
   /// The option bulk-store=on: the epilogue's copies of fragments into tensors become bulk
   /// tensor stores through shared tiles, where they can.
   bool bulk_store = false;

@@ -32,9 +32,12 @@ for entry in sorted(os.listdir(results)):
         if not re.search(r"^PASS ", out, re.M):
             problems.append("no PASS line")
     elif name != "unit-tests":
-        # NAME-mma: the same test built with -fplugin-arg-tile-gemm=mma.
-        base = name[:-4] if name.endswith("-mma") and not os.path.exists(
-            os.path.join(root, "test", "lit", "exec", name + ".cpp")) else name
+        # NAME-mma: the same test built with -fplugin-arg-tile-gemm=mma; NAME-no-pingpong,
+        # with -fplugin-arg-tile-pingpong=off.
+        base = name
+        for suffix in ("-mma", "-no-pingpong"):
+            if name.endswith(suffix) and not os.path.exists(os.path.join(root, "test", "lit", "exec", name + ".cpp")):
+                base = name[:-len(suffix)]
         source = os.path.join(root, "test", "lit", "exec", base + ".cpp")
         run = next(l for l in open(source) if "FileCheck" in l and "RUN:" in l)
         text = out + (read(name + ".err") if "2>&1" in run else "")

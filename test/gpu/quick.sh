@@ -15,7 +15,7 @@ say() { # status what detail
   printf '%-4s %-58s %s\n' "$1" "$2" "$3"
   [ "$1" = ok ] || failed=1
 }
-for t in bulk-store pingpong persistent warp-specialized; do
+for t in bulk-store pingpong persistent persistent-no-pingpong warp-specialized warp-specialized-no-pingpong; do
   [ -x "bin/$t" ] || { say FAIL "$t" "not built"; continue; }
   out=$(timeout -k 5 "$limit" "bin/$t" 2>&1)
   rc=$?

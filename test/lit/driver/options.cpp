@@ -19,7 +19,7 @@
 // RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-overlap-gemms=yes %s 2>&1 | FileCheck %s --check-prefix=OVERLAP
 // OVERLAP: error: tile plugin: overlap-gemms=yes: expected overlap-gemms=on (a warp-specialized loop's last gemm runs on into the next iteration) or overlap-gemms=off (the default)
 // RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-pingpong=yes %s 2>&1 | FileCheck %s --check-prefix=PINGPONG
-// PINGPONG: error: tile plugin: pingpong=yes: expected pingpong=on (a warp-specialized loop's two consumer warpgroups take turns at the tensor cores) or pingpong=off (the default)
+// PINGPONG: error: tile plugin: pingpong=yes: expected pingpong=on (a warp-specialized loop's two consumer warpgroups take turns at the tensor cores; the default) or pingpong=off
 // RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-bulk-store=tma %s 2>&1 | FileCheck %s --check-prefix=BULK-STORE
 // BULK-STORE: error: tile plugin: bulk-store=tma: expected bulk-store=on (a warp-specialized kernel's epilogue copies into tensors go by bulk tensor stores) or bulk-store=off (the default)
 // RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-stages=0 %s 2>&1 | FileCheck %s --check-prefix=STAGES
