@@ -159,7 +159,7 @@ bool parse_options(const std::vector<std::string> &args, pipeline::Options &o, s
         return false;
       if (value != "on" && value != "off") {
         problem = "bulk-store=" + value.str() + ": expected bulk-store=on (a warp-specialized kernel's epilogue "
-                  "copies into tensors go by bulk tensor stores) or bulk-store=off (the default)";
+                  "copies into tensors go by bulk tensor stores; the default) or bulk-store=off";
         return false;
       }
       o.bulk_store = value == "on";

@@ -184,7 +184,7 @@ private:
   const int stages_; // > 0: instead of each loop's own
   const bool overlap_; // overlap-gemms=on
   const bool pingpong_; // pingpong=on
-  const bool bulk_store_; // bulk-store=on
+  const bool bulk_store_; // bulk-store (on unless bulk-store=off)
   bool remarked_ = false;
 
   int stages_of(const ForNode *f) const { return stages_ > 0 ? stages_ : f->stages; }

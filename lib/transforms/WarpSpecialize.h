@@ -122,9 +122,9 @@ struct WarpSpecializeOptions {
   /// The option pingpong (on by default): two consumer warpgroups take turns at the tensor
   /// cores, where they can.
   bool pingpong = true;
-  /// The option bulk-store=on: the epilogue's copies of fragments into tensors become bulk
-  /// tensor stores through shared tiles, where they can.
-  bool bulk_store = false;
+  /// The option bulk-store (on by default): the epilogue's copies of fragments into tensors
+  /// become bulk tensor stores through shared tiles, where they can.
+  bool bulk_store = true;
 };
 
 ir::Kernel warp_specialize(const ir::Kernel &kernel, const ir::Target &target, const WarpSpecializeOptions &options = {});

@@ -24,7 +24,7 @@ for t in bulk-store pingpong persistent persistent-no-pingpong warp-specialized 
   if [ $rc -eq 0 ] && [ -z "$fails" ]; then say ok "$t" "$passes PASS"; else say FAIL "$t" "exit $rc, $passes PASS; $fails"; fi
 done
 # Attention: batch heads kv-heads sq sk d causal; GEMM: M N K [f16]. Each prints its check last.
-for p in example-flash_attention example-flash_attention-launch-grid example-flash_attention-bulk-store; do
+for p in example-flash_attention example-flash_attention-launch-grid example-flash_attention-no-bulk-store; do
   for args in "2 8 2 1000 777 128 1" "2 8 2 1000 777 128 0" "1 4 4 300 260 64 1"; do
     [ -x "bin/$p" ] || continue
     out=$(timeout -k 5 "$limit" "bin/$p" $args 2>&1)
@@ -32,7 +32,7 @@ for p in example-flash_attention example-flash_attention-launch-grid example-fla
     if [ $rc -eq 0 ]; then say ok "$p $args" "$(tail -1 <<< "$out")"; else say FAIL "$p $args" "exit $rc: $(tail -1 <<< "$out")"; fi
   done
 done
-for p in example-gemm example-gemm-bulk-store; do
+for p in example-gemm example-gemm-no-bulk-store; do
   for args in "1000 777 300" "333 222 111 f16"; do
     [ -x "bin/$p" ] || continue
     out=$(timeout -k 5 "$limit" "bin/$p" $args 2>&1)
@@ -42,8 +42,8 @@ for p in example-gemm example-gemm-bulk-store; do
 done
 if command -v compute-sanitizer > /dev/null; then
   for tool in memcheck racecheck; do
-    for p in example-flash_attention example-flash_attention-launch-grid example-flash_attention-bulk-store \
-             example-gemm-bulk-store; do
+    for p in example-flash_attention example-flash_attention-launch-grid example-flash_attention-no-bulk-store \
+             example-gemm example-gemm-no-bulk-store; do
       [ -x "bin/$p" ] || continue
       args="1 2 1 150 130 128 1"
       case $p in example-gemm*) args="200 190 170" ;; esac

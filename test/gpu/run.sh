@@ -37,7 +37,7 @@ for run in "example-flash_attention causal 1" "example-flash_attention full 0" \
            "example-flash_attention-overlap causal 1" "example-flash_attention-overlap full 0" \
            "example-flash_attention-launch-grid causal 1" "example-flash_attention-launch-grid full 0" \
            "example-flash_attention-no-pingpong causal 1" "example-flash_attention-no-pingpong full 0" \
-           "example-flash_attention-bulk-store causal 1" "example-flash_attention-bulk-store full 0" \
+           "example-flash_attention-no-bulk-store causal 1" "example-flash_attention-no-bulk-store full 0" \
            "example-flash_attention-mma causal 1"; do
   set -- $run
   tag=$1-$2-d128

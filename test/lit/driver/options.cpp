@@ -21,7 +21,7 @@
 // RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-pingpong=yes %s 2>&1 | FileCheck %s --check-prefix=PINGPONG
 // PINGPONG: error: tile plugin: pingpong=yes: expected pingpong=on (a warp-specialized loop's two consumer warpgroups take turns at the tensor cores; the default) or pingpong=off
 // RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-bulk-store=tma %s 2>&1 | FileCheck %s --check-prefix=BULK-STORE
-// BULK-STORE: error: tile plugin: bulk-store=tma: expected bulk-store=on (a warp-specialized kernel's epilogue copies into tensors go by bulk tensor stores) or bulk-store=off (the default)
+// BULK-STORE: error: tile plugin: bulk-store=tma: expected bulk-store=on (a warp-specialized kernel's epilogue copies into tensors go by bulk tensor stores; the default) or bulk-store=off
 // RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-stages=0 %s 2>&1 | FileCheck %s --check-prefix=STAGES
 // STAGES: error: tile plugin: stages=0: expected a stage count from 1 to 16 for every pipelined loop
 #include <tile/tile.h>

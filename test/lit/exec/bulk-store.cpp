@@ -81,7 +81,9 @@ template <class E, bool Persistent>
 /// Runs bs_gemm<E, persistent> (own: bs_own_gemm) with C a view of columns [guard, guard + N) of a buffer whose
 /// rows are N + 2 guard + pad elements, against a float64 reference; the guard columns (and
 /// the padding) must keep their poison. `entry`: the entry the launch should take on an
-/// sm_90 GPU (tile::rt::last_tensor_map_launch: 1 with every tensor map, 2 without C's).
+/// sm_90 GPU (tile::rt::last_tensor_map_launch: 1 with every tensor map, 2 without C's). A
+/// and B need rows of a multiple of 16 bytes (K and N multiples of 8) for their maps, or the
+/// launch takes the entry without a producer (0).
 template <class E, bool persistent, bool own = false>
 void run_bs_gemm(const char *name, int M, int N, int K, int guard, int pad, int entry) {
   auto a = check::random<E>(std::size_t(M) * K), b = check::random<E>(std::size_t(K) * N);
@@ -134,16 +136,16 @@ void run_bs_gemm(const char *name, int M, int N, int K, int guard, int pad, int 
 int main() {
   using T::bf16, T::f16;
   // 8 x 7 tiles, the last row and column of tiles partial.
-  run_bs_gemm<bf16, false>("bulk_store_bf16_launch_grid", 1000, 776, 300, 8, 0, 1);
+  run_bs_gemm<bf16, false>("bulk_store_bf16_launch_grid", 1000, 776, 304, 8, 0, 1);
   // 14 x 11 = 154 tiles: more than the SMs, so that blocks store several.
   run_bs_gemm<f16, true>("bulk_store_f16_persistent_154_tiles", 1700, 1304, 104, 16, 0, 1);
   run_bs_gemm<bf16, true>("bulk_store_bf16_one_tile", 100, 72, 200, 8, 0, 1);
   // From the kernel's own shared tile.
-  run_bs_gemm<bf16, false, true>("bulk_store_own_tile_launch_grid", 900, 392, 260, 8, 0, 1);
+  run_bs_gemm<bf16, false, true>("bulk_store_own_tile_launch_grid", 900, 392, 264, 8, 0, 1);
   run_bs_gemm<f16, true, true>("bulk_store_own_tile_persistent_154_tiles", 1700, 1304, 104, 8, 0, 1);
   // Rows of N + 2 guard + 3 elements: no tensor map describes C; the entry runs without it,
   // on the launch's grid and on a persistent one (from a fragment and from its own tile).
-  run_bs_gemm<bf16, false>("bulk_store_unaligned_output", 300, 264, 100, 8, 3, 2);
+  run_bs_gemm<bf16, false>("bulk_store_unaligned_output", 300, 264, 104, 8, 3, 2);
   run_bs_gemm<f16, true, true>("bulk_store_unaligned_output_persistent", 1700, 1304, 104, 8, 3, 2);
   // persistent.cpp's kernels (f32 outputs, through f32 tiles).
   run_gemm<bf16>("bulk_store_f32_persistent_154_tiles", 1700, 1304, 104,

@@ -25,7 +25,7 @@
 // REMARKS-DAG: bulk-store.cpp:[[@LINE+345]]:3: remark: [cuda:sm_90a] copy into 'C2' not a bulk tensor store: the tile 'Ca' has a layout annotated (annotate_layout)
 // REMARKS-DAG: bulk-store.cpp:[[@LINE+345]]:3: remark: [cuda:sm_90a] copy into 'C3' not a bulk tensor store: the tile 'Cl' is used in the loop
 // REMARKS-NOT: stored by the consumer threads
-// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-remarks %s 2>&1 \
+// RUN: %tile-cxx -fplugin-arg-tile-bulk-store=off -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-remarks %s 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=OFF
 // OFF: bulk-store.cpp:[[@LINE+219]]:3: remark: [cuda:sm_90a] copy into 'C' stored by the consumer threads: -fplugin-arg-tile-bulk-store=on makes it bulk tensor stores (TMA) through shared memory
 // OFF: bulk-store.cpp:[[@LINE+313]]:3: remark: [cuda:sm_90a] copy into 'C' stored by the consumer threads: -fplugin-arg-tile-bulk-store=on makes it bulk tensor stores (TMA){{$}}

@@ -7,8 +7,9 @@
 // the declarations that read them. A copy before the loop into a tile nothing else writes
 // (attention's Q) is then the producer's bulk copy on a barrier of its own, which the
 // consumers wait on where the copy was and hand back after the loop.
+// Epilogues here are stored by the consumer threads (bulk-store=off); bulk-store.cpp tests bulk stores.
 // REQUIRES: nvcc
-// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-print-after=warp-specialize \
+// RUN: %tile-cxx -fplugin-arg-tile-bulk-store=off -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-print-after=warp-specialize \
 // RUN:   -fplugin-arg-tile-pingpong=off %s 2>&1 | FileCheck %s
 // CHECK-LABEL: kernel p_gemm(
 // CHECK: swizzle(4) tensor_map0(A, box 128x64, swizzle 128) tensor_map1(B, box 64x64, swizzle 128) persistent {
@@ -90,9 +91,9 @@
 // issuing each first gemm (waited for after that) and after a loop that took one; warpgroup
 // 0 takes the last grant back at the end. The GEMM's loop of one gemm takes no turns, and
 // says nothing of them.
-// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-pingpong=on \
+// RUN: %tile-cxx -fplugin-arg-tile-bulk-store=off -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-pingpong=on \
 // RUN:   -fplugin-arg-tile-print-after=warp-specialize %s 2>&1 | FileCheck %s --check-prefix=PINGPONG
-// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-pingpong=on \
+// RUN: %tile-cxx -fplugin-arg-tile-bulk-store=off -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-pingpong=on \
 // RUN:   -fplugin-arg-tile-remarks %s 2>&1 | FileCheck %s --check-prefix=PINGPONG-REMARKS
 // PINGPONG-REMARKS-NOT: take turns at the tensor cores: the loop's body has
 // PINGPONG-REMARKS: persistent.cpp:[[@LINE+106]]:5: remark: [cuda:sm_90a] warpgroups take turns at the tensor cores (ping-pong): each one's gemms run while the other runs the statement between them
@@ -126,7 +127,7 @@
 // PINGPONG-NEXT: }
 //
 // Remarks: what was made persistent, and why not where it was asked for and could not be.
-// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a+sm_80 -fplugin-arg-tile-remarks -DWITH_PRINT %s 2>&1 \
+// RUN: %tile-cxx -fplugin-arg-tile-bulk-store=off -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a+sm_80 -fplugin-arg-tile-remarks -DWITH_PRINT %s 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=REMARKS
 // REMARKS-DAG: persistent.cpp:[[@LINE+45]]:3: remark: [cuda:sm_90a] persistent grid: at most one block an SM, each taking the grid's tiles in turn (in panels of 4 rows); the producer loads a block's next tile while its consumers finish the last
 // REMARKS-DAG: persistent.cpp:[[@LINE+67]]:3: remark: [cuda:sm_90a] pipelined loop: 2 stages, the copies into 'Ks', 'Vs' (and before it into 'Qs') are bulk tensor copies
@@ -139,7 +140,7 @@
 // persistent (between the maps and the fallback); the PTX takes tiles by a global atomic
 // add; ptxas spills nothing.
 // RUN: rm -rf %t && mkdir %t
-// RUN: %tile-cxx -c -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-cache=%t/cache \
+// RUN: %tile-cxx -fplugin-arg-tile-bulk-store=off -c -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-cache=%t/cache \
 // RUN:   -fplugin-arg-tile-emit-source=%t %s -o %t/p.o
 // RUN: FileCheck %s --check-prefix=SRC < %t/persistent.cu
 // SRC: tile_cuda_{{.*}}p_gemm{{.*}}(const tile_cuda::tensor_arg A_arg, const tile_cuda::tensor_arg B_arg, const tile_cuda::tensor_arg C_arg, const __grid_constant__ tile_cuda::tensor_map tensor_map0, const __grid_constant__ tile_cuda::tensor_map tensor_map1, unsigned *__restrict__ tile_count)
@@ -256,7 +257,7 @@ template void p_attention<false>(T::tensor<const T::bf16, 3>, T::tensor<const T:
 // that stage for the block's next tile (it waits for it when its count of iterations, `done`
 // included, reaches the stage again); without it a block's second tile of more than a few
 // iterations waited forever.
-// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-overlap-gemms=on \
+// RUN: %tile-cxx -fplugin-arg-tile-bulk-store=off -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-overlap-gemms=on \
 // RUN:   -fplugin-arg-tile-print-after=warp-specialize -DWITH_OVERLAP %s 2>&1 | FileCheck %s --check-prefix=OVERLAP
 // OVERLAP-LABEL: kernel p_overlap(
 // OVERLAP:      for it in serial(0, blocks) {
