@@ -183,7 +183,7 @@ private:
   const Target &t_;
   const int stages_; // > 0: instead of each loop's own
   const bool overlap_; // overlap-gemms=on
-  const bool pingpong_; // pingpong=on
+  const bool pingpong_; // pingpong (on unless pingpong=off)
   const bool bulk_store_; // bulk-store (on unless bulk-store=off)
   bool remarked_ = false;
 
