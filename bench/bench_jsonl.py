@@ -21,8 +21,12 @@ class Run:
         return self.gpu or ", ".join(self.devices) or "unknown device"
 
     def best_peer(self, key):
-        """(rate, name) of the fastest peer of a kernel and shape, or (None, "-")."""
-        return max(self.peers.get(key, [(None, "-")]), key=lambda p: p[0] or 0)
+        """(rate, name) of the fastest peer of a kernel and shape, or (None, "-"). A kernel
+        written another way ("gemm_simple_bfloat16": the same GEMM with a user's first tiles)
+        has the peers of the kernel it computes ("gemm_bfloat16")."""
+        kernel, shape = key
+        peers = self.peers.get(key) or self.peers.get((kernel.replace("_simple", ""), shape))
+        return max(peers or [(None, "-")], key=lambda p: p[0] or 0)
 
     def copy_bandwidth(self):
         """The fastest copy of the run (GB/s), or None."""

@@ -17,6 +17,9 @@ sizes="4096"
 for n in $sizes; do
   bin/example-gemm "$n" "$n" "$n" | tee -a "$out"
   bin/example-gemm "$n" "$n" "$n" f16 | tee -a "$out"
+  # The GEMM as the language reference writes it (128 x 128 x 32 tiles, 128 threads, 3 stages).
+  bin/example-gemm_simple "$n" "$n" "$n" | tee -a "$out"
+  bin/example-gemm_simple "$n" "$n" "$n" f16 | tee -a "$out"
 done
 bin/example-gemm_fp8 8192 8192 8192 | tee -a "$out" # against cuBLASLt (torch._scaled_mm)
 # The autotuned GEMM (issue 11's bar: its choice within 3% of the fastest candidate alone),
@@ -28,6 +31,7 @@ for name in softmax rmsnorm layernorm; do
   bin/example-$name 32768 8192 | tee -a "$out"
 done
 bin/example-flash_attention bench | tee -a "$out" # b4 h32 s4096, d64 and d128, causal and not
+bin/example-flash_attention-simple bench | tee -a "$out" # the same with 64 x 64 tiles, 128 threads, 2 stages
 bin/example-flash_decoding bench | tee -a "$out" # b8 h32 hkv8 s32768 d128: against the copy bandwidth
 python3 bench/peers.py --only gemm,attn,norm ${1:-} | tee -a "$out"
 # peers.py times no causal d64 attention; issue 8's bar compares it too.

@@ -35,9 +35,22 @@ struct Case {
 #endif
 constexpr bool persistent = FLASH_ATTENTION_PERSISTENT;
 
+// -DFLASH_ATTENTION_SIMPLE: the kernel with its default tiles everywhere, as a user first
+// writes it (TileLang's simple example's: 64 query rows and 64 keys a block, 128 threads,
+// 2 stages), leaving the rest to the compiler (test/gpu's example-flash_attention-simple).
+#ifdef FLASH_ATTENTION_SIMPLE
+constexpr bool simple = true;
+#else
+constexpr bool simple = false;
+#endif
+
 template <int D, bool CAUSAL>
 void launch(const T::array<T::bf16, 4> &q, const T::array<T::bf16, 4> &k, const T::array<T::bf16, 4> &v,
             T::array<T::bf16, 4> &o, float scale) {
+  if constexpr (simple) {
+    flash::flash_attention<D, CAUSAL>(q, k, v, o, scale);
+    return;
+  }
   // Tile shapes measured on the H200 (bench/NOTES.md). On Hopper both gemms run on wgmma,
   // which takes 64 query rows a warpgroup: two warpgroups and key blocks of 128, two stages
   // (warp-specialized: a producer warpgroup loads K and V). With
@@ -129,7 +142,7 @@ int run_case(const Case &c, bool bench, int check_heads) {
     }
   const double err = example::rel_error(ref, got);
   const double flop = 4.0 * c.b * c.h * double(c.sq) * c.sk * c.d / (c.causal ? 2 : 1);
-  example::bench_line("attn_fwd_bf16", shape, ms, flop, "tflops", err);
+  example::bench_line(simple ? "attn_fwd_simple_bf16" : "attn_fwd_bf16", shape, ms, flop, "tflops", err);
   return example::report("flash_attention", size, ms, err, 2e-2);
 }
 

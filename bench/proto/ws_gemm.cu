@@ -80,8 +80,8 @@ __global__ void __launch_bounds__(384, 1) ws_gemm(const __grid_constant__ CUtens
         wgmma_fence();
         #pragma unroll
         for (int ks = 0; ks < 4; ++ks) {
-          const uint64_t da = gmma_desc(As + s * 8192 + wg * 4096 + ks * 16, 16, 1024);
-          const uint64_t db = gmma_desc(Bs + s * 16384 + ks * 16 * 64, 8192, 1024);
+          const uint64_t da = gmma_desc(As + s * 8192 + wg * 4096 + ks * 16, 16, 1024, 1);
+          const uint64_t db = gmma_desc(Bs + s * 16384 + ks * 16 * 64, 8192, 1024, 1);
           wgmma256(acc, da, db);
         }
         wgmma_commit();

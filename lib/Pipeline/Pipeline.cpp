@@ -267,12 +267,19 @@ void run_gpu(const std::string &kind, const std::vector<ir::Kernel> &frontend_ke
   // chooses by the device's architecture.
   // wgmma is a lowering of gemms only: a unit without one keeps a single class where the
   // architectures otherwise agree.
-  bool has_gemm = false;
+  ir::GemmUse gemms;
+  gemms.warpgroup = opts.gemm_wgmma;
   for (const ir::Kernel &k : frontend_kernels)
     ir::for_each_node(
         k.body, [](const ir::Expr &) {},
-        [&](const ir::Stmt &s) { has_gemm = has_gemm || s->as<ir::GemmNode>() != nullptr; });
-  const std::vector<std::vector<std::string>> classes = ir::gpu_arch_classes(kind, archs, opts.gemm_wgmma && has_gemm);
+        [&](const ir::Stmt &s) {
+          if (auto g = s->as<ir::GemmNode>()) {
+            const std::pair types{g->a.buffer->dtype, g->b.buffer->dtype};
+            if (std::find(gemms.operand_types.begin(), gemms.operand_types.end(), types) == gemms.operand_types.end())
+              gemms.operand_types.push_back(types);
+          }
+        });
+  const std::vector<std::vector<std::string>> classes = ir::gpu_arch_classes(kind, archs, gemms);
   struct Build {
     std::vector<std::string> archs;
     std::vector<ir::Kernel> kernels;

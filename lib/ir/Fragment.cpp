@@ -219,7 +219,10 @@ Fragment mma_fragment(MmaShape m, int threads, const AtomLayout &atom) {
       if (g.dim == dim)
         f.digits.push_back(g);
   };
-  f.digits = {thread(0, m.warps_m, lanes), slot(0, am, an_warp * regs, "rs")};
+  // A warpgroup's warps inside its atoms along M (each instruction covers a warp's rows of
+  // each of its warps), the groups outside.
+  const int inner = m.warpgroup() && am > 1 ? m.group_warps : 1;
+  f.digits = {thread(0, m.warps_m / inner, lanes * inner), slot(0, am, an_warp * regs, "rs"), thread(0, inner, lanes)};
   atom_digits(0);
   if (c)
     f.digits.push_back(thread(1, m.warps_n, lanes * m.warps_m));

@@ -72,9 +72,13 @@ struct MmaShape {
   std::int64_t rows = 0, cols = 0; // of the fragment
   int warps_m = 1, warps_n = 1;
   std::int64_t atom_rows = 0, atom_cols = 0; // set by mma_fragment from the instruction's atom
-  /// The gemm runs on a warpgroup instruction (wgmma: each group of 4 warps one m64 tile
-  /// along M, whose accumulator is this same layout on a 4-warps-a-group grid).
-  bool warpgroup = false;
+  /// > 1: the gemm runs on a warpgroup instruction of this many warps (wgmma: 4), each
+  /// group's warps stacked along M; a group's atoms along M (its m64 tiles) lie between the
+  /// groups and its warps: rows = [group][atom row][warp][the atom's rows], so that each
+  /// instruction's rows are a warp's 16 rows each (warps_m counts warps, warps_n groups'
+  /// columns: warps_n groups side by side along N).
+  int group_warps = 0;
+  bool warpgroup() const { return group_warps > 1; }
   std::int64_t atoms_m() const { return rows / (atom_rows * warps_m); }
   std::int64_t atoms_n() const { return cols / (atom_cols * warps_n); }
   friend bool operator==(const MmaShape &, const MmaShape &) = default;

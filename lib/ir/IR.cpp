@@ -632,9 +632,6 @@ std::int64_t Kernel::storage_elements(const BufferNode *b) const {
   return shared_storage_elements(*b, it == shared_layouts.end() ? nullptr : &it->second);
 }
 
-bool Kernel::warpgroup_gemm(const GemmNode &g) const {
-  auto it = layouts.find(g.c.buffer.get());
-  return it != layouts.end() && it->second.mma && it->second.mma->warpgroup;
-}
+bool Kernel::warpgroup_gemm(const GemmNode &g) const { return g.atom && g.atom->asynchronous; }
 
 } // namespace tile::ir

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "ir/Fragment.h"
+#include "ir/MmaAtom.h"
 #include "ir/SharedLayout.h"
 #include "ir/Type.h"
 
@@ -398,8 +399,12 @@ struct GemmNode : StmtNode {
   Region a, b, c;
   bool transpose_a, transpose_b, clear_accum;
   WarpPolicy policy;
-  /// On wgmma: issued without a wait for it; the pass that set this placed the
-  /// WarpgroupSync Waits (warp-specialize, overlapping a gemm with the next iteration).
+  /// The matrix instruction it runs on (infer-layout's choice; null: FMA). The accumulator's
+  /// layout gives the grid of warps that issue it.
+  MmaAtomRef atom;
+  /// On an asynchronous atom (wgmma): issued without a wait for it; the pass that set this
+  /// placed the WarpgroupSync Waits (warp-specialize, overlapping a gemm with the next
+  /// iteration).
   bool deferred_wait = false;
   GemmNode(Region x, Region y, Region z, bool ta, bool tb, bool cl, WarpPolicy p)
       : StmtNode(static_kind), a(std::move(x)), b(std::move(y)), c(std::move(z)), transpose_a(ta),
@@ -409,6 +414,7 @@ struct GemmNode : StmtNode {
     auto g = std::make_shared<GemmNode>(std::move(x), std::move(y), std::move(z), transpose_a, transpose_b,
                                         clear_accum, policy);
     g->loc = loc;
+    g->atom = atom;
     g->deferred_wait = deferred_wait;
     return g;
   }
@@ -542,14 +548,15 @@ struct VectorMoveNode : StmtNode {
         src_offset(std::move(soff)), bytes(n), chunk(c), async(a) {}
 };
 
-/// Loads 8 x 8 matrices of 16-bit elements from shared memory into registers, a collective
-/// of a warp's lanes (ldmatrix; made by lower-mma). Matrix i goes to 32-bit register
-/// `dst[dst_regs[i]]` of every lane (a U32 local buffer): lane l receives its elements
-/// (l / 4, 2 (l % 4)) and (l / 4, 2 (l % 4) + 1), the first in the low half, or with
-/// `transpose` the elements (2 (l % 4), l / 4) and (2 (l % 4) + 1, l / 4). Lane l gives in
-/// `src_offset` the element offset in `src` (shared) of row l % 8 of matrix l / 8, whose 8
-/// elements are consecutive there; the lanes past the matrices' give an address that is
-/// not read. 1, 2 or 4 matrices.
+/// Loads matrices of 8 rows of 16 bytes (8 x 8 of 16-bit elements, 8 x 16 of 8-bit ones)
+/// from shared memory into registers, a collective of a warp's lanes (ldmatrix; made by
+/// lower-mma). Matrix i goes to 32-bit register `dst[dst_regs[i]]` of every lane (a U32
+/// local buffer): lane l receives bytes 4 (l % 4) to 4 (l % 4) + 3 of row l / 4 (16-bit:
+/// elements (l / 4, 2 (l % 4)) and (l / 4, 2 (l % 4) + 1), the first in the low half), or,
+/// 16-bit elements only, with `transpose` the elements (2 (l % 4), l / 4) and (2 (l % 4) +
+/// 1, l / 4). Lane l gives in `src_offset` the element offset in `src` (shared) of row l %
+/// 8 of matrix l / 8, whose 16 bytes are consecutive there; the lanes past the matrices'
+/// give an address that is not read. 1, 2 or 4 matrices.
 struct MatrixLoadNode : StmtNode {
   static constexpr StmtKind static_kind = StmtKind::MatrixLoad;
   Buffer dst;
@@ -563,15 +570,18 @@ struct MatrixLoadNode : StmtNode {
 };
 
 /// One tensor-core instruction of a warp (made by lower-mma): c += a b on an M x N x K
-/// atom (the target's MmaAtom), operands of type `operand_type` (bf16 or f16), accumulators
-/// f32. Every lane passes its registers of each operand in the order the instruction lists
-/// them, as offsets into local buffers: a register of a U32 buffer is its element, of a
-/// 16-bit buffer the pair of elements from the offset on (the first in the low half), of
-/// an f32 buffer (c) its element.
+/// atom (the target's MmaAtom), operands of type `operand_type` (b's; bf16, f16 or 8-bit
+/// floats), accumulators f32. Every lane passes its registers of each operand in the order
+/// the instruction lists them, as offsets into local buffers: a register of a U32 buffer is
+/// its element (two 16-bit or four 8-bit operand elements), of a 16-bit buffer the pair of
+/// elements from the offset on (the first in the low half), of an f32 buffer (c) its
+/// element.
 struct MmaNode : StmtNode {
   static constexpr StmtKind static_kind = StmtKind::Mma;
   int m, n, k;
   ScalarType operand_type;
+  /// The instruction as the target spells it (MmaAtom::instruction), which the codegen prints.
+  std::string instruction;
   Buffer a;
   std::vector<Expr> a_regs;
   Buffer b;
@@ -593,6 +603,7 @@ struct DescriptorOperand {
   Buffer buffer;
   Expr offset;
   int swizzle_bytes = 128;
+  int swizzle_code = 1; // the descriptor's code of that swizzle (MmaAtom::swizzles)
   std::int64_t lbo = 0, sbo = 0;
   bool mn_major = false;
 };
@@ -618,6 +629,8 @@ struct WgmmaNode : StmtNode {
   std::vector<Expr> c_regs;
   Expr accumulate;
   int k = 16; // K of the instruction: 32 bytes of an operand's row (16 bf16 or f16, 32 fp8)
+  /// The instruction as the target spells it (MmaAtom::instruction), which the codegen prints.
+  std::string instruction;
   WgmmaNode(int n_, ScalarType t, DescriptorOperand a_, DescriptorOperand b_, Buffer c_, std::vector<Expr> cr, Expr acc,
             Buffer ar = nullptr, std::vector<Expr> ars = {})
       : StmtNode(static_kind), n(n_), operand_type(t), a(std::move(a_)), b(std::move(b_)), a_reg_buffer(std::move(ar)),
@@ -792,6 +805,9 @@ struct Kernel {
   /// bulk copies): the block has threads + producer_threads; every loop over threads, and
   /// every barrier but a whole-block one, is the first `threads`' alone.
   int producer_threads = 0;
+  /// > 0: the blocks an SM the kernel is built for (warp-specialize's occupancy: its
+  /// registers are divided for that many; CUDA's launch bounds).
+  int blocks_per_sm = 0;
   /// The tensor maps the kernel's bulk copies read (warp-specialize): each describes tensor
   /// parameter `param` copied in boxes of `box` (per dimension, outermost first) into a
   /// shared tile of `swizzle_bytes` swizzle. They are passed after the parameters, encoded
@@ -825,8 +841,7 @@ struct Kernel {
   Var thread_index;
   /// Layouts of the fragments kept in registers (infer-layout; GPU targets).
   LayoutMap layouts;
-  /// Whether `g` runs on a warpgroup instruction (its accumulator's layout says so; wgmma,
-  /// which runs asynchronously).
+  /// Whether `g` runs on an asynchronous warpgroup instruction (wgmma; its atom says so).
   bool warpgroup_gemm(const GemmNode &g) const;
   /// The layouts parallel nests over register fragments run by, keyed by the variable of
   /// the nest's outermost loop (infer-layout; lower-fragments binds threads by them).

@@ -351,6 +351,8 @@ public:
       if (n->policy != WarpPolicy::Square)
         os << ", policy=" << name(n->policy);
       os << ")";
+      if (n->atom)
+        os << " on " << n->atom->ir_name();
       break;
     }
     case StmtKind::Fill: {
@@ -592,6 +594,8 @@ public:
     os << ") threads(" << k.threads << ")";
     if (k.producer_threads)
       os << " producer_threads(" << k.producer_threads << ")";
+    if (k.blocks_per_sm)
+      os << " blocks_per_sm(" << k.blocks_per_sm << ")";
     if (k.swizzle_panel)
       os << " swizzle(" << k.swizzle_panel << ")";
     for (size_t i = 0; i < k.tensor_maps.size(); ++i) {

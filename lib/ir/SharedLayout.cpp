@@ -20,13 +20,17 @@ int fit_swizzle(const BufferNode &b, std::int64_t pitch, int requested) {
 
 namespace {
 
-/// Column `col` of row `row` where the swizzle of `l` puts it: col -> ((col / v) ^ (row %
-/// (S / 16))) * v + col % v, v the elements of a 16-byte chunk.
+/// Column `col` of row `row` where the swizzle of `l` puts it: col -> ((col / v) ^ (line %
+/// (S / 16))) * v + col % v, v the elements of a 16-byte chunk, line the row's 128-byte
+/// line (rows narrower than 128 bytes share one: line = row / (128 / row bytes); else the
+/// row).
 Expr swizzled_column(const BufferNode &b, const SharedLayout &l, const Expr &col, const Expr &row) {
   const ScalarType t = col->type;
   const std::int64_t v = swizzle_chunk_elements(b), phases = l.swizzle_bytes / 16;
+  const std::int64_t row_bytes = l.pitch * bytes(b.dtype), rows_a_line = row_bytes < 128 ? 128 / row_bytes : 1;
   Expr chunk = v == 1 ? col : div(col, int_imm(v, t));
-  Expr phase = binary(BinaryOp::Mod, cast(t, row), int_imm(phases, t));
+  Expr line = rows_a_line > 1 ? div(cast(t, row), int_imm(rows_a_line, t)) : cast(t, row);
+  Expr phase = binary(BinaryOp::Mod, line, int_imm(phases, t));
   Expr moved = binary(BinaryOp::BitXor, chunk, phase);
   return v == 1 ? moved : add(mul(moved, int_imm(v, t)), binary(BinaryOp::Mod, col, int_imm(v, t)));
 }

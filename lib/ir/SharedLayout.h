@@ -1,12 +1,11 @@
 // How a tile lives in shared memory: row-major, each row of the last dimension padded to
 // `pitch` elements, and optionally its 16-byte chunks XOR-swizzled: within each span of
-// `swizzle_bytes` bytes of a row, chunk c of row r is stored at chunk c ^ (r % (swizzle_bytes
-// / 16)). Rows padded by a 16-byte unit, or the 128-byte swizzle, spread the eight rows
-// ldmatrix reads at once over all banks (the 64- and 32-byte swizzles over 4 and 2 chunks).
-// For rows of exactly 128 bytes (slabs of 128 bytes, for wider tiles) from a 1024-byte
-// boundary, the 128-byte swizzle is the one of Hopper's bulk tensor copy and wgmma (which
-// XOR address bits 4-6 with bits 7-9); their 32- and 64-byte modes (phases from the
-// 128-byte line, not the row) are not this formula.
+// `swizzle_bytes` = S bytes of a row, chunk c of row r is stored at chunk c ^ (line % (S /
+// 16)), where line is the row's 128-byte line: r / (128 / row bytes) for rows narrower than
+// 128 bytes, else r. Rows padded by a 16-byte unit, or a swizzle, spread the eight rows
+// ldmatrix reads at once over the banks. For rows of exactly S bytes (slabs of S bytes, for
+// wider tiles) from a multiple of 8 S bytes, this is the S-byte swizzle of Hopper's bulk
+// tensor copy and wgmma (which XOR address bits 4 to 3 + log2(S / 16) with bits 7 on).
 //
 // The one formula for a shared element's place: the codegens print it (targets/common
 // CEmitter::offset), lower-mma builds ldmatrix's addresses from it, and the unit tests

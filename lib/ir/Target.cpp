@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <functional>
+#include <memory>
 
 namespace tile::ir {
 
@@ -29,7 +30,134 @@ group_by_class(const std::vector<std::string> &archs,
   return classes;
 }
 
+const std::vector<std::pair<ScalarType, ScalarType>> sixteen_bit = {{ScalarType::BF16, ScalarType::BF16},
+                                                                    {ScalarType::F16, ScalarType::F16}};
+const std::vector<std::pair<ScalarType, ScalarType>> eight_bit = {{ScalarType::F8E4M3, ScalarType::F8E4M3},
+                                                                  {ScalarType::F8E4M3, ScalarType::F8E5M2},
+                                                                  {ScalarType::F8E5M2, ScalarType::F8E4M3},
+                                                                  {ScalarType::F8E5M2, ScalarType::F8E5M2}};
+const std::vector<std::pair<ScalarType, std::string>> ptx_types = {{ScalarType::BF16, "bf16"},
+                                                                   {ScalarType::F16, "f16"},
+                                                                   {ScalarType::F8E4M3, "e4m3"},
+                                                                   {ScalarType::F8E5M2, "e5m2"}};
+
+/// mma.sync's m16 x n8 accumulator: lane l holds the elements (l / 4 + 8 vh, 2 (l % 4) + vl)
+/// in register 2 vh + vl (PTX ISA, the fragments of mma.m16n8k16; m16n8k32's are the same).
+AtomLayout mma_sync_accumulator(int warp) {
+  AtomLayout acc;
+  acc.rows = 16;
+  acc.cols = 8;
+  acc.lanes = warp;
+  acc.digits = {Digit{0, 2, false, 2, "vh"}, Digit{0, 8, true, 4, ""}, Digit{1, 4, true, 1, ""},
+                Digit{1, 2, false, 1, "vl"}};
+  return acc;
+}
+
+/// mma.sync.m16n8k16 (16-bit operands) or m16n8k32 (8-bit floats, sm_89 and later): 32
+/// bytes of K an instruction, operands through ldmatrix (which transposes 16-bit elements
+/// only: 8-bit operands are K-major).
+MmaAtom mma_sync_atom(int warp, bool eight) {
+  MmaAtom a;
+  a.family = "mma.sync";
+  a.warps = 1;
+  a.m = 16;
+  a.n = 8;
+  a.k_bytes = 32;
+  a.operand_types = eight ? eight_bit : sixteen_bit;
+  a.accumulator = mma_sync_accumulator(warp);
+  a.read = OperandRead::MatrixLoad;
+  a.operand_row_bytes = 16;
+  // A's registers of 16-bit elements are two accumulator atoms side by side; of 8-bit ones
+  // four consecutive elements a register, which no accumulator layout gives.
+  a.a_from_accumulator = !eight;
+  a.transposable_bytes = 2;
+  a.operand_load = "ldmatrix";
+  a.spelling = "mma.sync.aligned.m16n8k{k}.row.col.f32.{a}.{b}.f32";
+  a.remark = "mma.sync.m16n8k{k}.{types}";
+  a.type_names = ptx_types;
+  return a;
+}
+
+/// wgmma.mma_async m64nNk16 (16-bit) and m64nNk32 (8-bit floats): 32 bytes of K an
+/// instruction, N a multiple of 8 up to 256, operands through descriptors in the 128-, 64-
+/// or 32-byte swizzle (codes 1, 2, 3), a also from registers (laid out as mma.sync's A, each
+/// warp 16 rows) (targets/cuda/HOPPER-NOTES.md).
+MmaAtom wgmma_atom(int warp) {
+  MmaAtom a;
+  a.family = "wgmma";
+  a.warps = 4;
+  a.m = 64;
+  a.n_step = 8;
+  a.max_n = 256;
+  a.k_bytes = 32;
+  a.operand_types = sixteen_bit;
+  a.operand_types.insert(a.operand_types.end(), eight_bit.begin(), eight_bit.end());
+  a.accumulator = mma_sync_accumulator(warp);
+  a.read = OperandRead::Descriptor;
+  a.a_from_accumulator = true;
+  a.transposable_bytes = 2;
+  a.swizzles = {{128, 1}, {64, 2}, {32, 3}};
+  a.asynchronous = true;
+  a.spelling = "wgmma.mma_async.sync.aligned.m64n{n}k{k}.f32.{a}.{b}";
+  a.remark = "wgmma.m64n{n}k{k}.{types}";
+  a.type_names = ptx_types;
+  return a;
+}
+
+/// v_mfma_f32_16x16x16{bf16_1k,f16} on 64 lanes: lane l holds of the 16 x 16 accumulator
+/// the elements (4 (l / 16) + i, l % 16) in register i (AMD's CDNA2 and CDNA3 ISA, the
+/// dense matrix layouts of MFMA). Its A operand holds the transpose, (l % 16, 4 (l / 16) +
+/// i): a fragment a goes through shared memory.
+MmaAtom mfma_atom(int warp) {
+  AtomLayout acc;
+  acc.rows = 16;
+  acc.cols = 16;
+  acc.lanes = warp;
+  acc.digits = {Digit{0, 4, true, 16, ""}, Digit{0, 4, false, 1, "vi"}, Digit{1, 16, true, 1, ""}};
+  MmaAtom a;
+  a.family = "MFMA";
+  a.warps = 1;
+  a.m = 16;
+  a.n = 16;
+  a.k_bytes = 32;
+  a.operand_types = sixteen_bit;
+  a.accumulator = acc;
+  a.read = OperandRead::LaneLoad;
+  a.operand_row_bytes = 8;
+  a.a_from_accumulator = false;
+  a.transposable_bytes = 2;
+  a.units = "matrix cores";
+  a.operand_load = "ds_read";
+  a.spelling = "__builtin_amdgcn_mfma_f32_16x16x16{a}";
+  a.remark = "v_mfma_f32_16x16x16{a}";
+  a.type_names = {{ScalarType::BF16, "bf16_1k"}, {ScalarType::F16, "f16"}};
+  return a;
+}
+
 } // namespace
+
+bool Target::has_warp_mma() const {
+  return std::any_of(mma_atoms.begin(), mma_atoms.end(), [](const MmaAtomRef &a) { return a->warps == 1; });
+}
+
+bool Target::has_warpgroup_mma() const {
+  return std::any_of(mma_atoms.begin(), mma_atoms.end(), [](const MmaAtomRef &a) { return a->warps > 1; });
+}
+
+MmaAtomRef Target::mma_atom(const std::string &family, ScalarType a, ScalarType b) const {
+  for (const MmaAtomRef &atom : mma_atoms)
+    if (atom->family == family && atom->takes(a, b))
+      return atom;
+  return nullptr;
+}
+
+std::vector<MmaAtomRef> Target::gemm_atoms(bool warpgroup) const {
+  std::vector<MmaAtomRef> out;
+  for (const MmaAtomRef &a : mma_atoms)
+    if (warpgroup || a->warps == 1)
+      out.push_back(a);
+  return out;
+}
 
 Target cpu_target() {
   Target t;
@@ -59,24 +187,31 @@ std::optional<Target> cuda_target(const std::string &arch, std::string &problem)
   t.max_registers_per_thread = 255;
   t.register_file = 64 * 1024;
   t.shared_alignment = 128; // the widest vector and the bulk tensor copy's boxes
-  // mma.sync.m16n8k16 with bf16 operands, ldmatrix and cp.async: sm_80 and later.
+  t.warpgroup_warps = 4;
+  // wgmma (sm_90a only) first: where it takes a gemm, it is the faster.
+  if (cc == 90 && specific) {
+    t.mma_atoms.push_back(std::make_shared<const MmaAtom>(wgmma_atom(t.warp_size)));
+    t.bulk_tensor_copy = true;
+    t.bulk_copy_swizzles = {128, 64, 32};
+  }
+  // mma.sync.m16n8k16 with bf16 and f16 operands, ldmatrix and cp.async: sm_80 and later;
+  // m16n8k32 with 8-bit floats: sm_89 and later.
   if (cc >= 80) {
-    // Lane l holds of the 16 x 8 accumulator the elements (l / 4 + 8 vh, 2 (l % 4) + vl) in
-    // register 2 vh + vl (PTX ISA, the fragments of mma.m16n8k16).
-    AtomLayout acc;
-    acc.rows = 16;
-    acc.cols = 8;
-    acc.lanes = t.warp_size;
-    acc.digits = {Digit{0, 2, false, 2, "vh"}, Digit{0, 8, true, 4, ""}, Digit{1, 4, true, 1, ""},
-                  Digit{1, 2, false, 1, "vl"}};
-    t.mma = MmaAtom{"mma.sync.m16n8k16", 16, 8, 16, acc, 16};
+    t.mma_atoms.push_back(std::make_shared<const MmaAtom>(mma_sync_atom(t.warp_size, false)));
     t.async_copy = true;
   }
-  t.bulk_tensor_copy = cc == 90 && specific;
-  // wgmma.mma_async m64nNk16 (16-bit) and m64nNk32 (8-bit): 32 bytes of K an instruction
-  // (targets/cuda/HOPPER-NOTES.md); sm_90a only.
-  if (cc == 90 && specific)
-    t.warpgroup_mma = WarpgroupMmaAtom{"wgmma.mma_async", 4, 64, 32, 8, 256, 128, 1024};
+  if (cc >= 89)
+    t.mma_atoms.push_back(std::make_shared<const MmaAtom>(mma_sync_atom(t.warp_size, true)));
+  // Shared memory a multiprocessor has and reserves a block (CUDA programming guide,
+  // compute capabilities table): sm_90 228 KiB, sm_80 and sm_87 164 KiB, sm_86 and sm_89 100
+  // KiB, 1 KiB reserved a block.
+  t.multiprocessor_shared_bytes = cc >= 120                 ? 100 * 1024
+                                  : cc >= 90                ? 228 * 1024
+                                  : cc == 80 || cc == 87    ? 164 * 1024
+                                  : cc == 86 || cc == 89    ? 100 * 1024
+                                  : cc == 75                ? 64 * 1024
+                                                            : 0;
+  t.block_reserved_shared_bytes = 1024;
   // The largest dynamic shared memory per block (CUDA programming guide, compute
   // capabilities table).
   t.max_shared_bytes = cc >= 120                 ? 99 * 1024
@@ -112,24 +247,9 @@ std::optional<Target> hip_target(const std::string &arch, std::string &problem) 
   t.register_file = 512 * 64; // a SIMD's vector registers, in 32-bit words of a wavefront's lanes
   t.shared_alignment = 16;
   t.max_shared_bytes = 64 * 1024; // LDS a workgroup may allocate
-  // v_mfma_f32_16x16x16{bf16_1k,f16} on 64 lanes: lane l holds of the 16 x 16 accumulator
-  // the elements (4 (l / 16) + i, l % 16) in register i (AMD's CDNA2 and CDNA3 ISA, the
-  // dense matrix layouts of MFMA). Its A operand holds the transpose: (l % 16, 4 (l / 16) + i).
   const bool mfma = arch == "gfx90a" || arch == "gfx940" || arch == "gfx941" || arch == "gfx942";
-  if (mfma) {
-    AtomLayout acc;
-    acc.rows = 16;
-    acc.cols = 16;
-    acc.lanes = t.warp_size;
-    acc.digits = {Digit{0, 4, true, 16, ""}, Digit{0, 4, false, 1, "vi"}, Digit{1, 16, true, 1, ""}};
-    MmaAtom atom{"v_mfma_f32_16x16x16", 16, 16, 16, acc, 8};
-    atom.a_from_accumulator = false;
-    atom.units = "matrix cores";
-    atom.operand_load = "ds_read";
-    atom.bf16_suffix = "bf16_1k";
-    atom.f16_suffix = "f16";
-    t.mma = atom;
-  }
+  if (mfma)
+    t.mma_atoms.push_back(std::make_shared<const MmaAtom>(mfma_atom(t.warp_size)));
   return t;
 }
 
@@ -143,13 +263,13 @@ const std::vector<std::string> &default_gpu_archs(const std::string &kind) {
 }
 
 std::vector<std::vector<std::string>> gpu_arch_classes(const std::string &kind, const std::vector<std::string> &archs,
-                                                       bool warpgroup_mma) {
+                                                       const GemmUse &gemms) {
   if (kind != "hip")
-    return cuda_arch_classes(archs, warpgroup_mma);
-  return group_by_class(archs, [](const std::string &arch) {
+    return cuda_arch_classes(archs, gemms);
+  return group_by_class(archs, [&](const std::string &arch) {
     std::string problem;
     auto t = hip_target(arch, problem);
-    return t ? std::optional<std::string>(t->lowering_class()) : std::nullopt;
+    return t ? std::optional<std::string>(t->lowering_class(gemms)) : std::nullopt;
   });
 }
 
@@ -166,13 +286,21 @@ Target common_gpu_target(const std::string &kind, const std::vector<std::string>
     }
     common->arch += "+" + t->arch;
     common->compute_capability = std::min(common->compute_capability, t->compute_capability);
-    if (!t->mma)
-      common->mma.reset();
+    // The atoms all of them have (by their spelling and types).
+    std::vector<MmaAtomRef> shared;
+    for (const MmaAtomRef &a : common->mma_atoms)
+      if (std::any_of(t->mma_atoms.begin(), t->mma_atoms.end(),
+                      [&](const MmaAtomRef &b) {
+                        return b->spelling == a->spelling && b->operand_types == a->operand_types;
+                      }))
+        shared.push_back(a);
+    common->mma_atoms = shared;
     common->async_copy &= t->async_copy;
     common->bulk_tensor_copy &= t->bulk_tensor_copy;
-    if (!t->warpgroup_mma)
-      common->warpgroup_mma.reset();
+    if (!t->bulk_tensor_copy)
+      common->bulk_copy_swizzles.clear();
     common->max_shared_bytes = std::min(common->max_shared_bytes, t->max_shared_bytes);
+    common->multiprocessor_shared_bytes = std::min(common->multiprocessor_shared_bytes, t->multiprocessor_shared_bytes);
     common->shared_alignment = std::max(common->shared_alignment, t->shared_alignment);
   }
   if (!common) {
@@ -189,17 +317,23 @@ const std::vector<std::string> &default_cuda_archs() {
   return archs;
 }
 
-std::string Target::lowering_class() const {
-  return kind + " warp " + std::to_string(warp_size) + " vector " + std::to_string(max_vector_bytes) + " mma " +
-         (mma ? mma->name : "none") + " async " + (async_copy ? "yes" : "no");
+std::string Target::lowering_class(const GemmUse &gemms) const {
+  std::string atoms;
+  for (const MmaAtomRef &a : gemm_atoms(gemms.warpgroup))
+    for (auto &[x, y] : gemms.operand_types)
+      if (a->takes(x, y)) {
+        atoms += " " + a->remark_name(x, y, 0);
+        break;
+      }
+  return kind + " warp " + std::to_string(warp_size) + " vector " + std::to_string(max_vector_bytes) + " mma" +
+         (atoms.empty() ? " none" : atoms) + " async " + (async_copy ? "yes" : "no");
 }
 
-std::vector<std::vector<std::string>> cuda_arch_classes(const std::vector<std::string> &archs, bool warpgroup_mma) {
+std::vector<std::vector<std::string>> cuda_arch_classes(const std::vector<std::string> &archs, const GemmUse &gemms) {
   return group_by_class(archs, [&](const std::string &arch) {
     std::string problem;
     auto t = cuda_target(arch, problem);
-    return t ? std::optional<std::string>(t->lowering_class() + (warpgroup_mma && t->warpgroup_mma ? " wgmma" : ""))
-             : std::nullopt;
+    return t ? std::optional<std::string>(t->lowering_class(gemms)) : std::nullopt;
   });
 }
 

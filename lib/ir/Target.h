@@ -10,48 +10,16 @@
 #include <vector>
 
 #include "ir/Fragment.h"
+#include "ir/MmaAtom.h"
 #include "ir/Type.h"
 
 namespace tile::ir {
 
-/// A warp-level tensor-core instruction: its tile, and which lane holds which element of
-/// its m x n accumulator in which register (the layout algebra's table of the instruction,
-/// from which mma_fragment builds every tensor-core fragment).
-struct MmaAtom {
-  std::string name; // "mma.sync.m16n8k16", "v_mfma_f32_16x16x16"
-  int m = 0, n = 0, k = 0;
-  AtomLayout accumulator;
-  /// Its operands are read from shared memory in rows of this many bytes (ldmatrix: 16, 8
-  /// rows at once; MFMA's lanes: 8, 16 rows at once): operand rows a whole number of them,
-  /// padded by one where rows an even number of them apart would share banks.
-  int operand_row_bytes = 0;
-  /// Whether its first operand's registers are laid out as accumulator atoms side by side
-  /// (mma.sync m16n8k16: A's 16 x 16 is two 16 x 8 accumulator atoms), so that an
-  /// accumulator converted in registers can be the next gemm's A. MFMA's A is the
-  /// accumulator's transpose: a fragment operand goes through shared memory.
-  bool a_from_accumulator = true;
-  /// How remarks call the units that run it, and how its operands are read from shared
-  /// memory.
-  std::string units = "tensor cores", operand_load = "ldmatrix";
-  /// The instruction's name for bf16 and for f16 operands, after `name`.
-  std::string bf16_suffix = ".bf16", f16_suffix = ".f16";
-  /// The instruction for operands of type `t` ("mma.sync.m16n8k16.bf16",
-  /// "v_mfma_f32_16x16x16bf16_1k").
-  std::string instruction(ScalarType t) const { return name + (t == ScalarType::F16 ? f16_suffix : bf16_suffix); }
-};
-
-/// A warpgroup tensor-core instruction (wgmma): `warps` consecutive warps compute together
-/// an m x N x K tile (K of k_bytes of each operand's row), N a multiple of n_step up to max_n, the operands read from shared
-/// memory through descriptors of a `swizzle_bytes` swizzle that counts from
-/// `swizzle_alignment`-byte boundaries (rows of swizzle_bytes of K, or slabs that wide).
-struct WarpgroupMmaAtom {
-  std::string name; // "wgmma.mma_async"
-  int warps = 0, m = 0;
-  int k_bytes = 0; // K of one instruction, in bytes of an operand's row: 16 bf16, 32 fp8
-  int n_step = 0, max_n = 0;
-  int swizzle_bytes = 0, swizzle_alignment = 0;
-  /// K of one instruction for operands of type `t`.
-  int k_for(ScalarType t) const { return k_bytes / bytes(t); }
+/// What a unit's gemms ask of the MMA atoms: their operand types, and whether the warpgroup
+/// atoms may take them (gemm=auto).
+struct GemmUse {
+  std::vector<std::pair<ScalarType, ScalarType>> operand_types;
+  bool warpgroup = true;
 };
 
 struct Target {
@@ -60,11 +28,21 @@ struct Target {
   int compute_capability = 0; // 90, 80 (CUDA)
   int warp_size = 1;          // threads that run in lockstep and exchange registers by shuffles (AMD: the wavefront)
   int max_vector_bytes = 16;  // the widest load or store of one thread
-  std::optional<MmaAtom> mma; // tensor-core gemm (bf16 and f16 into f32)
+  /// The matrix instructions (MMA atoms, ir/MmaAtom.h) in the order gemms take them where
+  /// they can: wgmma before mma.sync on sm_90a (gemm=mma leaves out the warpgroup atoms).
+  std::vector<MmaAtomRef> mma_atoms;
   bool async_copy = false;    // cp.async: global to shared without registers
   bool bulk_tensor_copy = false; // TMA and setmaxnreg (sm_90a: warp-specialize)
-  std::optional<WarpgroupMmaAtom> warpgroup_mma; // wgmma (sm_90a; off with -fplugin-arg-tile-gemm=mma)
+  /// The swizzles (bytes) bulk tensor copies write shared tiles in, widest first; a tile
+  /// in one starts on a multiple of 8 of its spans.
+  std::vector<int> bulk_copy_swizzles;
+  /// Warps that run together as a warpgroup (the producer of warp-specialize; setmaxnreg
+  /// and wgmma work on whole ones).
+  int warpgroup_warps = 0;
   std::int64_t max_shared_bytes = 0; // dynamic shared memory of one block
+  /// Shared memory one multiprocessor has for its blocks, and what the hardware reserves of
+  /// it for each block (0: not known; occupancy is not planned).
+  std::int64_t multiprocessor_shared_bytes = 0, block_reserved_shared_bytes = 0;
   std::int64_t shared_alignment = 16; // each shared buffer starts at a multiple of this
   int max_registers_per_thread = 0;
   /// 32-bit registers one multiprocessor has for its blocks (setmaxnreg moves them between
@@ -76,14 +54,23 @@ struct Target {
 
   /// "cuda:sm_90a", "cpu": how remarks name the target.
   std::string name() const { return arch.empty() ? kind : kind + ":" + arch; }
+  /// Whether it has an MMA atom that runs one warp's tiles (mma.sync, MFMA) / whose
+  /// instructions run asynchronously on a warpgroup (wgmma).
+  bool has_warp_mma() const;
+  bool has_warpgroup_mma() const;
+  /// The atom of `family` that takes operands of types a and b (null: none).
+  MmaAtomRef mma_atom(const std::string &family, ScalarType a, ScalarType b) const;
+  /// The atoms a gemm may take: without the warpgroup ones where `warpgroup` is false.
+  std::vector<MmaAtomRef> gemm_atoms(bool warpgroup) const;
+  /// Threads of a warpgroup.
+  int warpgroup_threads() const { return warpgroup_warps * warp_size; }
   /// The facts that the passes read and that change the code they make (warp size, vector
-  /// width, tensor-core instruction, async copies): architectures of one class share one
-  /// pipeline and one generated source; the others get their own. (The limits are not
-  /// among them: one source serves a class, and each architecture's limits are checked.
-  /// warpgroup_mma joins through cuda_arch_classes when the pipeline uses it;
-  /// bulk_tensor_copy changes code only where wgmma does (warp-specialize), so it needs no
-  /// class of its own.)
-  std::string lowering_class() const;
+  /// width, async copies, and the MMA atoms that `gemms` may take): architectures of one
+  /// class share one pipeline and one generated source; the others get their own. (The
+  /// limits are not among them: one source serves a class, and each architecture's limits
+  /// are checked. bulk_tensor_copy changes code only where wgmma does (warp-specialize), so
+  /// it needs no class of its own.)
+  std::string lowering_class(const GemmUse &gemms) const;
 };
 
 Target cpu_target();
@@ -95,10 +82,9 @@ std::optional<Target> cuda_target(const std::string &arch, std::string &problem)
 Target common_cuda_target(const std::vector<std::string> &archs);
 /// The CUDA architectures built when the user names none.
 const std::vector<std::string> &default_cuda_archs();
-/// `archs` grouped by lowering class, in the order of their first members; unknown
-/// architectures join the first group.
-/// `warpgroup_mma`: the pipeline uses wgmma where the target has it (a class of its own).
-std::vector<std::vector<std::string>> cuda_arch_classes(const std::vector<std::string> &archs, bool warpgroup_mma = false);
+/// `archs` grouped by lowering class for a unit whose gemms are `gemms`, in the order of
+/// their first members; unknown architectures join the first group.
+std::vector<std::vector<std::string>> cuda_arch_classes(const std::vector<std::string> &archs, const GemmUse &gemms = {});
 
 /// The AMD GPU architecture `arch` ("gfx90a", "gfx942", any "gfxN..."), or nothing and why
 /// not. CDNA and GCN (gfx9) run 64-wide wavefronts; gfx90a and gfx94x have the MFMA
@@ -115,6 +101,6 @@ Target common_gpu_target(const std::string &kind, const std::vector<std::string>
 const std::vector<std::string> &default_gpu_archs(const std::string &kind);
 /// `archs` grouped by lowering class (cuda_arch_classes for CUDA).
 std::vector<std::vector<std::string>> gpu_arch_classes(const std::string &kind, const std::vector<std::string> &archs,
-                                                       bool warpgroup_mma = false);
+                                                       const GemmUse &gemms = {});
 
 } // namespace tile::ir

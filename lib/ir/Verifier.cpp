@@ -116,8 +116,10 @@ public:
     check_buffer(n->src, "matrix load");
     if (n->dst->scope != Scope::Local || n->dst->dtype != ScalarType::U32)
       fail("matrix load into '" + n->dst->name + "', which is not a local buffer of u32 registers");
-    if (n->src->scope == Scope::Global || n->src->scope == Scope::Local || bytes(n->src->dtype) != 2)
-      fail("matrix load from '" + n->src->name + "', which is not a shared tile of 16-bit elements");
+    if (n->src->scope == Scope::Global || n->src->scope == Scope::Local || bytes(n->src->dtype) > 2)
+      fail("matrix load from '" + n->src->name + "', which is not a shared tile of 8- or 16-bit elements");
+    if (n->transpose && bytes(n->src->dtype) != 2)
+      fail("transposing matrix load from '" + n->src->name + "', whose elements are not 16-bit");
     if (n->dst_regs.size() != 1 && n->dst_regs.size() != 2 && n->dst_regs.size() != 4)
       fail("matrix load of " + std::to_string(n->dst_regs.size()) + " matrices (1, 2 or 4)");
     IRVisitor::visit_MatrixLoad(n);
@@ -151,6 +153,8 @@ public:
       if ((d->buffer->scope != Scope::Shared && d->buffer->scope != Scope::Fragment) || !type_ok)
         fail("wgmma operand '" + d->buffer->name + "' is not a shared tile of the operand type");
     }
+    if (n->instruction.empty())
+      fail("wgmma without its instruction's spelling");
     if (n->k * bytes(n->operand_type) != 32)
       fail("wgmma of K = " + std::to_string(n->k) + " on " + name(n->operand_type) + " (32 bytes of K an instruction)");
     check_buffer(n->c, "wgmma");
@@ -173,6 +177,8 @@ public:
       fail("mma accumulator '" + n->c->name + "' is not f32");
     if (n->a_regs.empty() || n->b_regs.empty() || n->c_regs.empty())
       fail("mma without registers");
+    if (n->instruction.empty())
+      fail("mma without its instruction's spelling");
     IRVisitor::visit_Mma(n);
   }
   void visit_Aligned(const AlignedNode *n) override {
@@ -290,10 +296,10 @@ public:
   void check_bulk(const char *what, const Buffer &tile, int map, size_t coords) {
     check_buffer(tile, what);
     auto sl = kernel->shared_layouts.find(tile.get());
-    if (tile->scope != Scope::Shared || sl == kernel->shared_layouts.end() || sl->second.swizzle_bytes != 128 ||
-        sl->second.alignment < 1024)
+    const int swizzle = sl == kernel->shared_layouts.end() ? 0 : sl->second.swizzle_bytes;
+    if (tile->scope != Scope::Shared || swizzle == 0 || sl->second.alignment < 8 * swizzle)
       fail(std::string(what) + " of '" + tile->name +
-           "', which is not a shared tile in the 128-byte swizzle from a 1024-byte boundary");
+           "', which is not a shared tile in a swizzle from a multiple of 8 of its spans");
     if (map < 0 || size_t(map) >= kernel->tensor_maps.size()) {
       fail(std::string(what) + " through tensor map " + std::to_string(map) + " of " +
            std::to_string(kernel->tensor_maps.size()));
@@ -306,6 +312,10 @@ public:
     else if (coords != m.box.size() || int(coords) != kernel->params[size_t(m.param)].tensor->rank())
       fail(std::string(what) + " with " + std::to_string(coords) + " coordinates through tensor map " +
            std::to_string(map) + " of a box of " + std::to_string(m.box.size()) + " dimensions");
+    else if (m.swizzle_bytes != swizzle)
+      fail(std::string(what) + " of '" + tile->name + "' in the " + std::to_string(swizzle) +
+           "-byte swizzle through tensor map " + std::to_string(map) + " of the " + std::to_string(m.swizzle_bytes) +
+           "-byte one");
   }
   void visit_BulkCopy(const BulkCopyNode *n) override {
     check_bulk("bulk_copy", n->dst, n->map, n->coords.size());

@@ -368,9 +368,12 @@ Stmt IRMutator::mutate_Wgmma(const Stmt &self, const WgmmaNode *n) {
   Expr acc = mutate(n->accumulate);
   if (!changed && a.offset == n->a.offset && b.offset == n->b.offset && acc == n->accumulate)
     return self;
-  auto m = std::make_shared<WgmmaNode>(n->n, n->operand_type, a, b, n->c, std::move(regs), acc, n->a_reg_buffer,
-                                       std::move(a_regs));
-  m->k = n->k;
+  auto m = std::make_shared<WgmmaNode>(*n); // (every other field kept)
+  m->c_regs = std::move(regs);
+  m->a_regs = std::move(a_regs);
+  m->a = a;
+  m->b = b;
+  m->accumulate = acc;
   return m;
 }
 Stmt IRMutator::mutate_WarpgroupSync(const Stmt &self, const WarpgroupSyncNode *) { return self; }
@@ -416,8 +419,11 @@ Stmt IRMutator::mutate_Mma(const Stmt &self, const MmaNode *n) {
   auto a = mutate(n->a_regs, changed), b = mutate(n->b_regs, changed), c = mutate(n->c_regs, changed);
   if (!changed)
     return self;
-  return std::make_shared<MmaNode>(n->m, n->n, n->k, n->operand_type, n->a, std::move(a), n->b, std::move(b), n->c,
-                                   std::move(c));
+  auto m = std::make_shared<MmaNode>(*n); // (every other field kept)
+  m->a_regs = std::move(a);
+  m->b_regs = std::move(b);
+  m->c_regs = std::move(c);
+  return m;
 }
 
 // ---------------------------------------------------------------------------------------

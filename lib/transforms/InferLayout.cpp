@@ -4,6 +4,7 @@
 #include <functional>
 #include <set>
 
+#include "analysis/MmaPlan.h"
 #include "analysis/SharedAccess.h"
 #include "ir/Visitor.h"
 
@@ -66,136 +67,6 @@ bool is_full(const Region &r) {
 
 namespace {
 
-bool is_f8(ScalarType t) { return t == ScalarType::F8E4M3 || t == ScalarType::F8E5M2; }
-
-/// The warp grid of a tensor-core gemm whose instruction steps K by `ak`, whatever its
-/// operand types: what mma_plan and wgmma_plan share.
-std::optional<MmaShape> grid_plan(const GemmNode *g, int threads, const Target &target, int ak, std::string &why_not) {
-  const Buffer &a = g->a.buffer, &b = g->b.buffer, &c = g->c.buffer;
-  auto no = [&](std::string why) -> std::optional<MmaShape> {
-    why_not = std::move(why);
-    return std::nullopt;
-  };
-  const int warp = target.warp_size, am = target.mma->m, an = target.mma->n;
-  if (a->scope == Scope::Global || b->scope == Scope::Global || a->scope == Scope::Local || b->scope == Scope::Local)
-    return no("operands must be in shared memory or fragments");
-  if (a->rank() != 2 || b->rank() != 2 || !is_full(g->a) || !is_full(g->b))
-    return no("operands must be whole rank-2 tiles");
-  if (c->scope != Scope::Fragment || c->rank() != 2 || !is_full(g->c) || c->dtype != ScalarType::F32)
-    return no("the accumulator must be a whole rank-2 f32 fragment");
-  if (threads % warp != 0)
-    return no("the block's threads are not whole warps");
-  const std::int64_t M = c->extent(0), N = c->extent(1), K = g->transpose_a ? a->extent(0) : a->extent(1);
-  // The operands are read in rows of operand_row_bytes (ldmatrix: 16 bytes, 8 elements).
-  if (K % ak != 0)
-    return no("K = " + std::to_string(K) + " is not a multiple of " + std::to_string(ak));
-  const int row_bytes = target.mma->operand_row_bytes, row_elements = row_bytes / bytes(a->dtype);
-  if (a->extent(1) % row_elements != 0 || b->extent(1) % row_elements != 0)
-    return no("operand rows are not a multiple of " + std::to_string(row_elements) + " elements (" +
-              std::to_string(row_bytes) + " bytes)");
-  const int warps = threads / warp;
-  std::optional<MmaShape> best;
-  auto consider = [&](int wm) {
-    const int wn = warps / wm;
-    if (warps % wm != 0 || M % (am * wm) != 0 || N % (an * wn) != 0)
-      return;
-    MmaShape l{MmaShape::C, M, N, wm, wn, am, an};
-    if (M * N / threads > target.max_accumulator_registers)
-      return;
-    // Square: the warp tile closest to square (fewest operand loads per mma).
-    auto skew = [](const MmaShape &x) {
-      std::int64_t h = x.rows / x.warps_m, w = x.cols / x.warps_n;
-      return h > w ? h - w : w - h;
-    };
-    if (!best || skew(l) < skew(*best))
-      best = l;
-  };
-  if (g->policy == WarpPolicy::FullRow)
-    consider(warps); // warps stacked along the rows, each with all columns
-  else if (g->policy == WarpPolicy::FullCol)
-    consider(1);
-  if (!best)
-    for (int wm = 1; wm <= warps; ++wm)
-      consider(wm);
-  if (!best)
-    return no("no grid of " + std::to_string(warps) + " warps tiles " + std::to_string(M) + "x" + std::to_string(N) +
-              " by " + std::to_string(am) + "x" + std::to_string(an) + " atoms within " +
-              std::to_string(target.max_accumulator_registers) + " registers per thread");
-  return best;
-}
-
-} // namespace
-
-std::optional<MmaShape> mma_plan(const GemmNode *g, int threads, const Target &target, std::string &why_not) {
-  const Buffer &a = g->a.buffer, &b = g->b.buffer;
-  if (!target.mma) {
-    why_not = target.name() + " has no tensor-core gemm tile uses";
-    return std::nullopt;
-  }
-  const bool sixteen = (a->dtype == ScalarType::BF16 && b->dtype == ScalarType::BF16) ||
-                       (a->dtype == ScalarType::F16 && b->dtype == ScalarType::F16);
-  if (!sixteen) {
-    why_not = std::string("operands are ") + name(a->dtype) + " and " + name(b->dtype) +
-              "; tensor cores take two bf16 or two f16 operands" +
-              (is_f8(a->dtype) && is_f8(b->dtype) ? " (and 8-bit floats on sm_90a's wgmma)" : "");
-    return std::nullopt;
-  }
-  return grid_plan(g, threads, target, target.mma->k, why_not);
-}
-
-std::optional<MmaShape> wgmma_plan(const GemmNode *g, int threads, const Target &target, std::string &why_not) {
-  auto no = [&](std::string why) -> std::optional<MmaShape> {
-    why_not = std::move(why);
-    return std::nullopt;
-  };
-  if (!target.warpgroup_mma || !target.mma)
-    return no(target.name() + " has no wgmma");
-  const WarpgroupMmaAtom &w = *target.warpgroup_mma;
-  const Buffer &a = g->a.buffer, &b = g->b.buffer, &c = g->c.buffer;
-  // 16-bit operands as mma.sync takes them; 8-bit floats (either kind each) only here, and
-  // only K-major from shared memory: a not transposed, b as [N, K] with transpose_b.
-  const bool eight = is_f8(a->dtype) && is_f8(b->dtype);
-  std::string mma_why;
-  auto plain = eight ? grid_plan(g, threads, target, w.k_for(a->dtype), mma_why) : mma_plan(g, threads, target, mma_why);
-  if (!plain)
-    return no(mma_why);
-  if (eight && (a->scope != Scope::Shared || !g->transpose_b))
-    return no("wgmma takes 8-bit floats K-major from shared memory only: a shared tile a, and b as [N, K] with "
-              "transpose_b");
-  // a from registers (a fragment: the RS form) or a shared tile; b from a shared tile.
-  if ((a->scope != Scope::Shared && a->scope != Scope::Fragment) || b->scope != Scope::Shared)
-    return no("wgmma here takes b from a shared tile and a from a shared tile or a fragment");
-  const int warpgroup = w.warps * target.warp_size;
-  if (threads % warpgroup != 0)
-    return no("the block's threads are not whole warpgroups");
-  const int groups = threads / warpgroup;
-  const std::int64_t M = c->extent(0), N = c->extent(1), row_bytes = w.swizzle_bytes;
-  const std::int64_t e = bytes(a->dtype);
-  const std::string rows = std::to_string(row_bytes) + " bytes";
-  // K-major tiles wider than a swizzle span are stored in slabs of one span (as b's
-  // N-major slabs). A fragment a is held to the same shape: if infer-layout later sends it
-  // to shared memory, the gemm reads it there.
-  if (g->transpose_a || (a->extent(1) * e) % row_bytes != 0)
-    return no("wgmma here takes a not transposed with rows of a multiple of " + rows + " of K");
-  if ((b->extent(1) * e) % row_bytes != 0)
-    return no(g->transpose_b ? "wgmma here takes a transposed b with rows of a multiple of " + rows + " of K"
-                             : "wgmma here takes b with rows of a multiple of " + rows);
-  if (M != w.m * groups)
-    return no("M = " + std::to_string(M) + " is not " + std::to_string(w.m) + " rows for " +
-              (groups == 1 ? std::string("the block's warpgroup")
-                           : "each of the " + std::to_string(groups) + " warpgroups"));
-  if (N % w.n_step != 0 || N > w.max_n)
-    return no("N = " + std::to_string(N) + " is not a multiple of " + std::to_string(w.n_step) + " up to " +
-              std::to_string(w.max_n));
-  MmaShape s = *plain;
-  s.warps_m = w.warps * groups;
-  s.warps_n = 1;
-  s.warpgroup = true;
-  return s;
-}
-
-namespace {
-
 /// One access of a fragment in a parallel nest: the nest dimensions its indices are, in
 /// order, or none (`other`: any other index).
 struct Access {
@@ -225,9 +96,22 @@ struct CopySite {
 struct GemmSite {
   const GemmNode *g;
   std::uint32_t loc;
-  std::optional<MmaShape> mma; // tensor cores, on this warp grid
-  std::string why_not;         // else why not
-  std::string why_wgmma;       // why not wgmma, where it was asked for
+  MmaAtomRef atom;             // the matrix instruction it runs on,
+  std::optional<MmaShape> mma; // on this warp grid
+  /// Why not the atoms before it (or any), by family ("": no atom takes the operands).
+  std::vector<std::pair<std::string, std::string>> why_not;
+  /// "gemm on FMA: <the last reason>; not <family>: <its reason>..." or, on an atom, the
+  /// families before it: "; not wgmma: ...".
+  std::string refusals(bool fma) const {
+    std::string out;
+    for (size_t i = 0; i < why_not.size(); ++i) {
+      if (fma && i + 1 == why_not.size())
+        out = why_not[i].second + out;
+      else
+        out += "; not " + why_not[i].first + ": " + why_not[i].second;
+    }
+    return out;
+  }
 };
 
 std::string quoted(const BufferNode *b) { return "'" + b->name + "'"; }
@@ -261,6 +145,14 @@ public:
         out.emplace(b, l);
     return out;
   }
+  /// The atom of each gemm that runs on one (its accumulator in registers).
+  std::map<const GemmNode *, MmaAtomRef> atoms() const {
+    std::map<const GemmNode *, MmaAtomRef> out;
+    for (auto &g : gemms_)
+      if (g.mma && in_registers(g.g->c.buffer.get()))
+        out.emplace(g.g, g.atom);
+    return out;
+  }
   std::map<const VarNode *, Fragment> bindings() const {
     std::map<const VarNode *, Fragment> out;
     for (auto &n : nests_) {
@@ -283,31 +175,27 @@ public:
         out.push_back({b->loc, "fragment " + quoted(b) + " in registers: " + to_string(l->second)});
     }
     for (auto &g : gemms_) {
-      if (g.mma && g.mma->warpgroup && in_registers(g.g->c.buffer.get())) {
-        const MmaShape &m = *g.mma;
-        const WarpgroupMmaAtom &w = *target_.warpgroup_mma;
-        out.push_back({g.loc, "gemm on tensor cores (wgmma.m" + std::to_string(w.m) + "n" + std::to_string(m.cols) + "k" +
-                                  std::to_string(w.k_for(g.g->a.buffer->dtype)) + "." +
-                                  std::string(name(g.g->a.buffer->dtype)) +
-                                  (g.g->b.buffer->dtype != g.g->a.buffer->dtype
-                                       ? "." + std::string(name(g.g->b.buffer->dtype))
-                                       : std::string()) +
-                                  ", " +
-                                  std::to_string(m.warps_m / w.warps) +
-                                  (m.warps_m / w.warps == 1 ? " warpgroup, " : " warpgroups, ") +
-                                  (in_registers(g.g->a.buffer.get()) ? "a from registers, b from shared memory)"
-                                                                     : "a and b from shared memory)")});
-      } else if (g.mma && in_registers(g.g->c.buffer.get())) {
-        const MmaShape &m = *g.mma;
-        const bool a_regs = in_registers(g.g->a.buffer.get());
-        out.push_back({g.loc, "gemm on " + target_.mma->units + " (" + target_.mma->instruction(g.g->a.buffer->dtype) +
-                                  ", " + std::to_string(m.warps_m) + "x" + std::to_string(m.warps_n) + " warps, a from " +
-                                  (a_regs ? "registers" : "shared memory via " + target_.mma->operand_load) + ")" +
-                                  (g.why_wgmma.empty() ? "" : "; not wgmma: " + g.why_wgmma)});
+      const ScalarType at = g.g->a.buffer->dtype, bt = g.g->b.buffer->dtype;
+      if (!g.mma || !in_registers(g.g->c.buffer.get())) {
+        out.push_back({g.loc, "gemm on FMA: " + (g.mma ? "its accumulator " + quoted(g.g->c.buffer.get()) +
+                                                             " is in shared memory"
+                                                       : g.refusals(true))});
+        continue;
+      }
+      const MmaShape &m = *g.mma;
+      const MmaAtom &atom = *g.atom;
+      const bool a_regs = in_registers(g.g->a.buffer.get());
+      if (atom.warps > 1) {
+        const int groups = m.warps_m * m.warps_n / atom.warps;
+        out.push_back({g.loc, "gemm on " + atom.units + " (" + atom.remark_name(at, bt, int(m.cols / m.warps_n)) + ", " +
+                                  std::to_string(groups) + (groups == 1 ? " warpgroup, " : " warpgroups, ") +
+                                  (a_regs ? "a from registers, b from shared memory)" : "a and b from shared memory)") +
+                                  g.refusals(false)});
       } else {
-        out.push_back({g.loc, "gemm on FMA: " +
-                                  (g.mma ? "its accumulator " + quoted(g.g->c.buffer.get()) + " is in shared memory"
-                                         : g.why_not + (g.why_wgmma.empty() ? "" : "; not wgmma: " + g.why_wgmma))});
+        out.push_back({g.loc, "gemm on " + atom.units + " (" + atom.remark_name(at, bt, atom.n) + ", " +
+                                  std::to_string(m.warps_m) + "x" + std::to_string(m.warps_n) + " warps, a from " +
+                                  (a_regs ? "registers" : "shared memory via " + atom.operand_load) + ")" +
+                                  g.refusals(false)});
       }
     }
     return out;
@@ -371,15 +259,16 @@ private:
       const BufferNode *a = g.g->a.buffer.get(), *c = g.g->c.buffer.get();
       if (!g.mma || !in_registers(c))
         continue;
-      if (!assign(c, mma_fragment(*g.mma, k_.threads, target_.mma->accumulator)))
+      const MmaAtom &atom = *g.atom;
+      if (!assign(c, mma_fragment(*g.mma, k_.threads, atom.accumulator)))
         to_shared(c, "the accumulator of two gemms that lay it out differently");
-      if (in_registers(a) && !g.mma->warpgroup && !target_.mma->a_from_accumulator) {
-        to_shared(a, "operand a of a gemm on " + target_.mma->instruction(a->dtype) +
+      if (in_registers(a) && !atom.a_from_accumulator) {
+        to_shared(a, "operand a of a gemm on " + atom.remark_name(a->dtype, g.g->b.buffer->dtype, atom.n) +
                          ", whose registers of a are not laid out as any fragment's");
       } else if (in_registers(a)) {
         MmaShape op{MmaShape::A, g.mma->rows, a->extent(1), g.mma->warps_m, g.mma->warps_n};
-        op.warpgroup = g.mma->warpgroup;
-        if (!assign(a, mma_fragment(op, k_.threads, target_.mma->accumulator)))
+        op.group_warps = g.mma->group_warps;
+        if (!assign(a, mma_fragment(op, k_.threads, atom.accumulator)))
           to_shared(a, "operand a of gemms that need it laid out differently");
       }
     }
@@ -535,13 +424,16 @@ private:
     for (auto &g : gemms_) {
       const BufferNode *a = g.g->a.buffer.get(), *b = g.g->b.buffer.get(), *c = g.g->c.buffer.get();
       const bool tensor_cores = g.mma && in_registers(c);
-      const std::string why = tensor_cores ? "" : g.mma ? "its accumulator is in shared memory" : g.why_not;
+      const std::string why = tensor_cores                 ? ""
+                              : g.mma                      ? "its accumulator is in shared memory"
+                              : g.why_not.empty()          ? ""
+                                                           : g.why_not.back().second;
       if (!tensor_cores) {
         to_shared(a, "operand a of a gemm on FMA (" + why + ")");
         to_shared(b, "operand b of a gemm on FMA (" + why + ")");
         to_shared(c, "the accumulator of a gemm on FMA (" + why + ")");
       } else {
-        to_shared(b, "operand b of a tensor-core gemm, which " + target_.mma->operand_load + " reads from shared memory");
+        to_shared(b, "operand b of a tensor-core gemm, which " + g.atom->operand_load + " reads from shared memory");
       }
     }
   }
@@ -660,19 +552,23 @@ private:
     }
     case StmtKind::Gemm: {
       auto g = s->as<GemmNode>();
-      GemmSite site{g, s->loc, std::nullopt, ""};
-      if (!options_.tensor_cores)
-        site.why_not = "-fplugin-arg-tile-gemm=fma asks for FMA";
-      else if (auto w = options_.warpgroup_mma && target_.warpgroup_mma && !annotated_.count(g->a.buffer.get()) &&
-                                !annotated_.count(g->b.buffer.get())
-                            ? wgmma_plan(g, k_.threads, target_, site.why_wgmma)
-                            : std::nullopt)
-        site.mma = *w;
-      else if (auto m = mma_plan(g, k_.threads, target_, site.why_not))
-        site.mma = *m;
+      GemmSite site{g, s->loc, nullptr, std::nullopt, {}};
+      // The atoms it may take: the warpgroup ones where asked for, and those that read
+      // shared tiles through descriptors only where no annotate_layout fixed the tiles'.
+      std::vector<MmaAtomRef> atoms;
+      const bool annotated = annotated_.count(g->a.buffer.get()) || annotated_.count(g->b.buffer.get());
+      for (const MmaAtomRef &a : target_.gemm_atoms(options_.warpgroup_mma))
+        if (a->read != OperandRead::Descriptor || !annotated)
+          atoms.push_back(a);
+      if (!options_.tensor_cores) {
+        site.why_not = {{"", "-fplugin-arg-tile-gemm=fma asks for FMA"}};
+      } else if (auto choice = analysis::choose_mma(*g, k_.threads, target_, atoms, site.why_not)) {
+        site.atom = choice->atom;
+        site.mma = choice->shape;
+      }
       if (site.mma && g->transpose_a)
         to_shared(g->a.buffer.get(), "operand a of a tensor-core gemm with transpose_a, which " +
-                                         target_.mma->operand_load + " reads from shared memory");
+                                         site.atom->operand_load + " reads from shared memory");
       gemms_.push_back(site);
       return;
     }
@@ -794,12 +690,34 @@ private:
 
 } // namespace
 
+namespace {
+
+/// Each gemm on a matrix instruction gets its atom (GemmNode::atom).
+class RecordAtoms : public IRMutator {
+public:
+  explicit RecordAtoms(std::map<const GemmNode *, MmaAtomRef> atoms) : atoms_(std::move(atoms)) {}
+
+private:
+  std::map<const GemmNode *, MmaAtomRef> atoms_;
+  Stmt mutate_Gemm(const Stmt &self, const GemmNode *n) override {
+    auto it = atoms_.find(n);
+    if (it == atoms_.end())
+      return self;
+    auto g = n->with(n->a, n->b, n->c);
+    g->atom = it->second;
+    return g;
+  }
+};
+
+} // namespace
+
 Kernel infer_layout(const Kernel &kernel, const Target &target, const InferLayoutOptions &options) {
   Kernel k = kernel;
   Inference inference(kernel, target, options);
   inference.run();
   k.layouts = inference.layouts();
   k.bindings = inference.bindings();
+  k.body = RecordAtoms(inference.atoms()).mutate(k.body);
   for (auto &r : inference.remarks())
     k.remarks.push_back(r);
   // annotate_layout on a tile in shared memory: row_major keeps it dense (no padding),
@@ -838,39 +756,30 @@ Kernel infer_layout(const Kernel &kernel, const Target &target, const InferLayou
       k.remarks.push_back({a->loc, what + "col_major is not acted on yet: the tile stays row-major"});
     }
   });
-  // wgmma reads its operands through descriptors of the hardware's swizzle (128 bytes):
-  // rows of that many bytes (K-major), or slabs of that many columns (b not transposed:
-  // N-major), each tile on the boundary the swizzle counts from (ir/SharedLayout.h).
+  // Atoms that read their operands through descriptors (wgmma) read them in a hardware
+  // swizzle: each tile's rows in slabs of one swizzle span (the widest its rows take),
+  // each slab on the boundary the swizzle counts from (ir/SharedLayout.h).
   for_each_node(k.body, nullptr, [&](const Stmt &s) {
     auto g = s->as<GemmNode>();
-    if (!g || !k.warpgroup_gemm(*g))
+    if (!g || !g->atom || g->atom->read != OperandRead::Descriptor)
       return;
-    const WarpgroupMmaAtom &w = *target.warpgroup_mma;
-    const std::int64_t span = w.swizzle_bytes / bytes(g->b.buffer->dtype);
-    // Rows of one span stay rows; wider ones (either major) go in slabs of a span.
-    auto layout = [&](const Buffer &x) {
-      return SharedLayout{span, w.swizzle_bytes, x->extent(1) > span ? span : 0, w.swizzle_alignment};
-    };
     // a in shared memory: a shared tile, or a fragment that is not in registers (sent to
-    // shared memory after wgmma_plan took it; its rows were held to the same shape).
+    // shared memory after the plan took it in registers; any K takes a swizzle).
     if (!k.layouts.count(g->a.buffer.get()))
-      k.shared_layouts[g->a.buffer.get()] = layout(g->a.buffer);
-    k.shared_layouts[g->b.buffer.get()] = layout(g->b.buffer);
+      k.shared_layouts[g->a.buffer.get()] = analysis::descriptor_layout(*g->atom, *g->a.buffer);
+    k.shared_layouts[g->b.buffer.get()] = analysis::descriptor_layout(*g->atom, *g->b.buffer);
   });
   // ldmatrix reads 16 bytes (the target's operand_row_bytes) from each of 8 rows at once:
   // rows an even number of such units apart share banks. One more unit per row spreads
   // them over all banks.
   for_each_node(k.body, nullptr, [&](const Stmt &s) {
     auto g = s->as<GemmNode>();
-    if (!g)
-      return;
-    auto it = k.layouts.find(g->c.buffer.get());
-    if (it == k.layouts.end() || !it->second.mma)
+    if (!g || !g->atom || g->atom->read == OperandRead::Descriptor)
       return;
     for (const Buffer *b : {&g->a.buffer, &g->b.buffer}) {
       if (k.layouts.count(b->get()) || k.shared_layouts.count(b->get()))
         continue; // in registers, or laid out as annotate_layout asked
-      const int unit = target.mma->operand_row_bytes;
+      const int unit = g->atom->operand_row_bytes;
       const std::int64_t row = (*b)->extent(1), units = row * bytes((*b)->dtype) / unit;
       if (units % 2 == 0)
         k.shared_layouts[b->get()] = SharedLayout{row + unit / bytes((*b)->dtype), 0};

@@ -53,22 +53,6 @@ struct InferLayoutOptions {
 
 ir::Kernel infer_layout(const ir::Kernel &kernel, const ir::Target &target, const InferLayoutOptions &options = {});
 
-/// The tensor-core accumulator layout of gemm `g`'s destination on `threads` threads, when
-/// the gemm can run on tensor cores (bf16 or f16 operands in whole rank-2 shared buffers with
-/// rows of a multiple of 8 elements, an f32 rank-2 fragment destination, K a multiple of 16,
-/// a warp grid that tiles M by 16 and N by 8 with at most 256 accumulators per thread),
-/// the warp grid chosen by its policy (square: the warp tile closest to square).
-/// The warp grid of gemm `g` on tensor cores, or nothing and why not.
-std::optional<ir::MmaShape> mma_plan(const ir::GemmNode *g, int threads, const ir::Target &target,
-                                     std::string &why_not);
-
-/// The warpgroup grid of gemm `g` on wgmma (the target's warpgroup_mma): operands in shared
-/// memory, not annotated, bf16 or f16, `a` not transposed with K of 128 bytes, `b` K-major
-/// (transposed) with K of 128 bytes or N a multiple of 64 columns; M 64 a warpgroup of the
-/// block's, N a multiple of 8 up to 256; or nothing and why not.
-std::optional<ir::MmaShape> wgmma_plan(const ir::GemmNode *g, int threads, const ir::Target &target,
-                                       std::string &why_not);
-
 /// A nest of parallel loops: the loops (outermost first) and the guards (ifs without else)
 /// found between them; `body` is what the innermost loop runs under its guards.
 struct ParallelNest {

@@ -1,7 +1,7 @@
 #include "transforms/LowerMma.h"
 
 #include <algorithm>
-
+#include <functional>
 #include <map>
 #include <stdexcept>
 
@@ -157,13 +157,31 @@ protected:
         n->c.buffer->scope != Scope::Local)
       return fail("a gemm whose accumulator is not a tensor-core fragment in registers");
     const Fragment &cf = ct->second;
-    if (t_.mma && t_.mma->m == 16 && t_.mma->n == 16 && t_.mma->k == 16 && t_.warp_size == 64)
-      return matrix_core_gemm(n, cf);
-    if (!t_.mma || t_.mma->m != 16 || t_.mma->n != 8 || t_.mma->k != 16 || t_.warp_size != 32)
-      return fail("the target has no m16n8k16 tensor-core instruction");
+    if (!n->atom)
+      return fail("a gemm on tensor cores without its instruction (infer-layout's atom)");
+    const MmaAtom &atom = *n->atom;
+    switch (atom.read) {
+    case OperandRead::LaneLoad:
+      return lane_load_gemm(n, cf, atom);
+    case OperandRead::Descriptor:
+      return warpgroup_gemm(n, cf, atom);
+    case OperandRead::MatrixLoad:
+      return matrix_load_gemm(n, cf, atom);
+    }
+    return fail("an unknown kind of matrix instruction");
+  }
+
+  /// A gemm on a warp's m16 x n8 instruction (mma.sync) whose operands a warp loads from
+  /// shared memory as 8 x 16-byte matrices (ldmatrix): for each k step of the atom's K (32
+  /// bytes of a row), A's and B's matrices of the warp's atoms, then one instruction per
+  /// accumulator atom; or a from registers, laid out as the instruction's A.
+  Stmt matrix_load_gemm(const GemmNode *n, const Fragment &cf, const MmaAtom &atom) {
+    auto fail = [&](const std::string &why) -> Stmt {
+      throw std::logic_error("lower-mma: kernel '" + k_.display_name + "': " + why);
+    };
+    if (atom.m != 16 || atom.n != 8 || atom.k_bytes != 32 || t_.warp_size != 32)
+      return fail("a matrix-load instruction of other than 16 x 8 x 32 bytes on 32-lane warps");
     const MmaShape &shape = *cf.mma;
-    if (shape.warpgroup)
-      return warpgroup_gemm(n, cf);
     const std::int64_t AM = shape.atoms_m(), AN = shape.atoms_n();
     const int warp = t_.warp_size;
     if (!k_.thread_index)
@@ -173,13 +191,16 @@ protected:
 
     const Buffer &cb = n->c.buffer;
     const ScalarType ot = n->b.buffer->dtype;
+    const std::string instruction = atom.instruction(n->a.buffer->dtype, ot, atom.n);
     auto at = k_.layouts.find(n->a.buffer.get());
     const bool a_in_registers = at != k_.layouts.end() && at->second.mma && n->a.buffer->scope == Scope::Local;
     const std::int64_t K = a_in_registers ? at->second.mma->cols
                                           : n->a.tile_shape()[n->transpose_a ? 0 : 1];
-    if (K % 16 != 0)
+    // K of an instruction, and of one 16-byte row of a loaded matrix, in elements.
+    const int KA = atom.k_for(ot), KH = KA / 2;
+    if (K % KA != 0)
       return fail("a gemm whose K is not a multiple of the instruction's");
-    const std::int64_t KS = K / 16;
+    const std::int64_t KS = K / KA;
 
     std::vector<Stmt> body;
     // The instruction's lanes: lane l of ldmatrix gives the address of row l % 8 of matrix l / 8.
@@ -223,11 +244,11 @@ protected:
     body.insert(body.begin(), decl_buffer(bregs));
     auto load_b = [&](const Expr &ks, const Expr &base) {
       std::vector<Stmt> loads;
-      const Expr k0 = mul(ks, i32(16));
+      const Expr k0 = mul(ks, i32(KA));
       if (AN / 2 > 0)
         loads.push_back(slots_loop("an", AN / 2, [&](const Expr &an2) {
           const Expr an = mul(an2, i32(2));
-          const Expr kk = add(k0, mul(mod(mat, 2), i32(8))), nn = add(n0(an), mul(quot(mat, 2), i32(8)));
+          const Expr kk = add(k0, mul(mod(mat, 2), i32(KH))), nn = add(n0(an), mul(quot(mat, 2), i32(8)));
           const Expr off = n->transpose_b ? shared_at(n->b, add(nn, row), kk) : shared_at(n->b, add(kk, row), nn);
           std::vector<Expr> regs;
           for (int i = 0; i < 4; ++i)
@@ -236,7 +257,7 @@ protected:
         }));
       if (AN % 2) { // the last atom alone: lanes 0-15 give the addresses of its two matrices
         const std::int64_t an = AN - 1;
-        const Expr kk = add(k0, mul(mod(mat, 2), i32(8))), nn = n0(i32(an));
+        const Expr kk = add(k0, mul(mod(mat, 2), i32(KH))), nn = n0(i32(an));
         const Expr off = n->transpose_b ? shared_at(n->b, add(nn, row), kk) : shared_at(n->b, add(kk, row), nn);
         loads.push_back(std::make_shared<MatrixLoadNode>(
             bregs, std::vector<Expr>{add(base, i32(an * 2)), add(base, i32(an * 2 + 1))}, n->b.buffer, off,
@@ -248,7 +269,9 @@ protected:
       return slots_loop("am", AM, [&](const Expr &am) {
         return slots_loop("an", AN, [&](const Expr &an) {
           std::vector<Expr> b_regs = {add(bbase, mul(an, i32(2))), add(bbase, add(mul(an, i32(2)), i32(1)))};
-          return Stmt(std::make_shared<MmaNode>(16, 8, 16, ot, ab, a_regs(am), bregs, b_regs, cb, c_regs(am, an)));
+          auto m = std::make_shared<MmaNode>(atom.m, atom.n, KA, ot, ab, a_regs(am), bregs, b_regs, cb, c_regs(am, an));
+          m->instruction = instruction;
+          return Stmt(m);
         });
       });
     };
@@ -259,7 +282,7 @@ protected:
       const Buffer aregs = make_buffer("a_frag", Scope::Local, ScalarType::U32, {AM * 4});
       body.insert(body.begin(), decl_buffer(aregs));
       body.push_back(slots_loop("ks", KS, [&](const Expr &ks) {
-        const Expr k0 = mul(ks, i32(16));
+        const Expr k0 = mul(ks, i32(KA));
         // Atom am's four registers, as loaded and as the mma takes them.
         auto a_regs = [](const Expr &am) {
           std::vector<Expr> regs;
@@ -268,7 +291,7 @@ protected:
           return regs;
         };
         Stmt la = slots_loop("am", AM, [&](const Expr &am) {
-          const Expr mm = add(m0(am), mul(mod(mat, 2), i32(8))), kk = add(k0, mul(quot(mat, 2), i32(8)));
+          const Expr mm = add(m0(am), mul(mod(mat, 2), i32(8))), kk = add(k0, mul(quot(mat, 2), i32(KH)));
           const Expr off = n->transpose_a ? shared_at(n->a, add(kk, row), mm) : shared_at(n->a, add(mm, row), kk);
           return Stmt(std::make_shared<MatrixLoadNode>(aregs, a_regs(am), n->a.buffer, off, n->transpose_a));
         });
@@ -309,7 +332,7 @@ protected:
   /// dimension), then issues one instruction per accumulator atom. The operands are always
   /// in shared memory (infer-layout sends a fragment a there: the instruction's A is the
   /// accumulator's transpose).
-  Stmt matrix_core_gemm(const GemmNode *n, const Fragment &cf) {
+  Stmt lane_load_gemm(const GemmNode *n, const Fragment &cf, const MmaAtom &atom) {
     auto fail = [&](const std::string &why) -> Stmt {
       throw std::logic_error("lower-mma: kernel '" + k_.display_name + "': " + why);
     };
@@ -325,8 +348,11 @@ protected:
     const Buffer &cb = n->c.buffer;
     const ScalarType ot = n->b.buffer->dtype;
     const std::int64_t K = n->a.tile_shape()[n->transpose_a ? 0 : 1];
+    if (atom.m != 16 || atom.n != 16 || atom.k_for(ot) != 16 || warp != 64 || bytes(ot) != 2)
+      return fail("a lane-load instruction of other than 16 x 16 x 16 of 16-bit operands on 64-lane wavefronts");
     if (K % 16 != 0)
       return fail("a gemm whose K is not a multiple of the instruction's");
+    const std::string instruction = atom.instruction(n->a.buffer->dtype, ot, atom.n);
     const Expr lane = mod(tid, warp), row = mod(lane, 16), quad = quot(lane, 16);
     auto slots_loop = [](const std::string &name, std::int64_t extent, const std::function<Stmt(const Expr &)> &f) {
       Var v = make_var(name, ScalarType::I32);
@@ -380,8 +406,10 @@ protected:
       Stmt mma = slots_loop("am", AM, [&](const Expr &am) {
         return slots_loop("an", AN, [&](const Expr &an) {
           const Expr a0 = mul(am, i32(4)), b0 = mul(an, i32(4));
-          return Stmt(std::make_shared<MmaNode>(16, 16, 16, ot, aregs, std::vector<Expr>{a0, add(a0, i32(2))}, bregs,
-                                                std::vector<Expr>{b0, add(b0, i32(2))}, cb, c_regs(am, an)));
+          auto m = std::make_shared<MmaNode>(16, 16, 16, ot, aregs, std::vector<Expr>{a0, add(a0, i32(2))}, bregs,
+                                             std::vector<Expr>{b0, add(b0, i32(2))}, cb, c_regs(am, an));
+          m->instruction = instruction;
+          return Stmt(m);
         });
       });
       return seq({la, lb, mma});
@@ -392,92 +420,119 @@ protected:
   }
 
   /// A gemm on wgmma (infer-layout chose it and laid the operands out for it): for each k
-  /// step of 16 one instruction a warpgroup, between a fence and a commit and wait.
-  Stmt warpgroup_gemm(const GemmNode *n, const Fragment &cf) {
+  /// step of the instruction's K (32 bytes of a row), one instruction for each of the
+  /// warpgroup's atoms along M (its m64 tiles), of N the warpgroup's columns, between a
+  /// fence and a commit and wait.
+  Stmt warpgroup_gemm(const GemmNode *n, const Fragment &cf, const MmaAtom &w) {
     const MmaShape &shape = *cf.mma;
-    if (!t_.warpgroup_mma || t_.warpgroup_mma->m != 64 || shape.atoms_m() != 1 || shape.warps_n != 1 ||
-        shape.warps_m % t_.warpgroup_mma->warps != 0)
+    if (shape.group_warps != w.warps || shape.warps_m % w.warps != 0 ||
+        shape.rows % (std::int64_t(w.m) * (shape.warps_m / w.warps)) != 0 || shape.cols % shape.warps_n != 0)
       throw std::logic_error("lower-mma: kernel '" + k_.display_name + "': a wgmma gemm on a grid it cannot take");
-    const WarpgroupMmaAtom &w = *t_.warpgroup_mma;
-    const int group = w.warps * t_.warp_size;
+    const int group = w.threads(t_.warp_size);
     if (!k_.thread_index)
       k_.thread_index = make_var("tid", ScalarType::I32);
     const Expr tid = k_.thread_index;
     const WarpView c(cf, t_.warp_size, k_.display_name);
-    const std::int64_t N = shape.cols, K = n->transpose_b ? n->b.tile_shape()[1] : n->b.tile_shape()[0];
+    // Columns of the warpgroup's instruction, its atoms along M.
+    const std::int64_t N = shape.cols / shape.warps_n, AM = shape.atoms_m();
+    const std::int64_t K = n->transpose_b ? n->b.tile_shape()[1] : n->b.tile_shape()[0];
     // K of one instruction: 32 bytes of each operand's row (16 bf16, 32 fp8).
     const int kstep = w.k_for(n->b.buffer->dtype);
     if (K % kstep != 0)
       throw std::logic_error("lower-mma: kernel '" + k_.display_name + "': a wgmma gemm whose K is not a multiple of " +
                              std::to_string(kstep));
-    // The thread's registers in the instruction's order: column atom j's four.
-    std::vector<Expr> regs;
-    for (std::int64_t j = 0; j < N / 8; ++j)
-      for (int vh = 0; vh < 2; ++vh)
-        for (int vl = 0; vl < 2; ++vl)
-          regs.push_back(c.slot({{"cs", i32(j)}, {"vh", i32(vh)}, {"vl", i32(vl)}}));
+    // The thread's registers of atom row am in the instruction's order: column atom j's four.
+    auto regs = [&](const Expr &am) {
+      std::vector<Expr> out;
+      for (std::int64_t j = 0; j < N / 8; ++j)
+        for (int vh = 0; vh < 2; ++vh)
+          for (int vl = 0; vl < 2; ++vl)
+            out.push_back(c.slot({{"rs", am}, {"cs", i32(j)}, {"vh", i32(vh)}, {"vl", i32(vl)}}));
+      return out;
+    };
     auto operand = [&](const Region &r, Expr row, Expr col, bool mn_major) {
       auto sl = k_.shared_layouts.find(r.buffer.get());
-      if (sl == k_.shared_layouts.end() || sl->second.swizzle_bytes != w.swizzle_bytes)
+      const int swizzle = sl == k_.shared_layouts.end() ? 0 : sl->second.swizzle_bytes;
+      if (!w.swizzle_code(swizzle))
         throw std::logic_error("lower-mma: kernel '" + k_.display_name + "': wgmma operand '" + r.buffer->name +
-                               "' is not in the instruction's swizzle");
+                               "' is not in a swizzle of the instruction's");
       DescriptorOperand d;
       d.buffer = r.buffer;
       d.offset = shared_offset(*r.buffer, &sl->second, r.index_of({std::move(row), std::move(col)}));
-      d.swizzle_bytes = w.swizzle_bytes;
+      d.swizzle_bytes = swizzle;
+      d.swizzle_code = w.swizzle_code(swizzle);
       d.mn_major = mn_major;
-      // Rows of swizzle_bytes, 8-row groups 8 rows apart; N-major slabs (rows of K) a slab
-      // apart along N; a K-major LBO is not read (16: the field's 1) (targets/cuda/
+      // Rows of swizzle_bytes, 8-row groups 8 rows apart; MN-major slabs (rows of K) a slab
+      // apart along M or N; a K-major LBO is not read (16: the field's 1) (targets/cuda/
       // HOPPER-NOTES.md, section 2).
-      d.sbo = 8 * w.swizzle_bytes;
-      d.lbo = mn_major ? r.tile_shape()[0] * w.swizzle_bytes : 16;
+      d.sbo = 8 * swizzle;
+      d.lbo = mn_major ? r.tile_shape()[0] * swizzle : 16;
       return d;
     };
-    // The warpgroup's first row: the accumulator's layout at the group's first thread.
-    const Expr m0 = c.origin(0, mul(quot(tid, group), i32(group)), {});
+    // The warpgroup's first row of atom row am, and its first column: the accumulator's
+    // layout at the group's first thread.
+    const Expr first = mul(quot(tid, group), i32(group));
+    auto m0 = [&](const Expr &am) { return c.origin(0, first, {{"rs", am}}); };
+    const Expr n0 = c.origin(1, first, {});
     std::vector<Stmt> body;
     body.push_back(std::make_shared<WarpgroupSyncNode>(WarpgroupSyncKind::Fence, 0));
-    Var ks = make_var("ks", ScalarType::I32);
+    Var ks = make_var("ks", ScalarType::I32), am = make_var("am", ScalarType::I32);
     const Expr k0 = mul(ks, i32(kstep));
-    DescriptorOperand b = n->transpose_b ? operand(n->b, i32(0), k0, false) : operand(n->b, k0, i32(0), true);
+    DescriptorOperand b = n->transpose_b ? operand(n->b, n0, k0, false) : operand(n->b, k0, n0, true);
     Expr accumulate = n->clear_accum ? binary(BinaryOp::NE, ks, i32(0)) : Expr(bool_imm(true));
-    Stmt instruction;
+    const std::string spelled = w.instruction(n->a.buffer->dtype, n->b.buffer->dtype, int(N));
+    // The instruction of atom row `row`: a from registers or through a descriptor.
+    std::function<Stmt(const Expr &)> instruction_of;
     auto at = k_.layouts.find(n->a.buffer.get());
     if (at != k_.layouts.end() && at->second.mma && n->a.buffer->scope == Scope::Local) {
-      // a in registers, laid out as the instruction's A (a_register: one 16-row atom row a
-      // warp).
+      // a in registers, laid out as the instruction's A (a_register: a warp's 16 rows of
+      // each atom row).
       const Fragment &af = at->second;
       const WarpView a(af, t_.warp_size, k_.display_name);
-      if (!is_a_operand(af, a, shape, K, n->a.buffer) || af.mma->atoms_m() != 1)
+      if (!is_a_operand(af, a, shape, K, n->a.buffer) || af.mma->atoms_m() != AM)
         throw std::logic_error("lower-mma: kernel '" + k_.display_name +
                                "': a first operand in registers whose layout is not wgmma's A of this gemm");
       // Packed into 32-bit registers before the fence: written inside the fence's window,
       // they would make ptxas fence each instruction again (C7519).
-      const Buffer packed = make_buffer("a_packed", Scope::Local, ScalarType::U32, {K / kstep * 4});
+      const std::int64_t KS = K / kstep;
+      const Buffer packed = make_buffer("a_packed", Scope::Local, ScalarType::U32, {AM * KS * 4});
       body.insert(body.begin(), decl_buffer(packed));
+      auto packed_at = [KS](const Expr &m, const Expr &k, const Expr &i) {
+        return add(mul(add(mul(m, i32(KS)), k), i32(4)), i);
+      };
       Var kp = make_var("kp", ScalarType::I32), r = make_var("r", ScalarType::I32);
-      const Expr first = a_register(a, i32(0), kp, r);
-      const Expr pair = std::make_shared<CallNode>(
-          ScalarType::U32, Intrinsic::Pack2,
-          std::vector<Expr>{load(n->a.buffer, {first}), load(n->a.buffer, {add(first, i32(1))})});
-      body.insert(body.begin() + 1,
-                  for_loop(kp, i32(0), i32(K / kstep), ForKind::Slots,
-                           for_loop(r, i32(0), i32(4), ForKind::Slots,
-                                    store(packed, {add(mul(Expr(kp), i32(4)), Expr(r))}, pair))));
-      std::vector<Expr> a_regs;
-      for (int i = 0; i < 4; ++i)
-        a_regs.push_back(add(mul(Expr(ks), i32(4)), i32(i)));
-      auto node = std::make_shared<WgmmaNode>(int(N), n->b.buffer->dtype, DescriptorOperand{}, b, n->c.buffer, regs,
-                                              cast(ScalarType::I32, accumulate), packed, a_regs);
-      node->k = kstep;
-      instruction = node;
+      auto pack = [&](const Expr &m) {
+        const Expr low = a_register(a, m, kp, r);
+        const Expr pair = std::make_shared<CallNode>(
+            ScalarType::U32, Intrinsic::Pack2,
+            std::vector<Expr>{load(n->a.buffer, {low}), load(n->a.buffer, {add(low, i32(1))})});
+        return for_loop(kp, i32(0), i32(KS), ForKind::Slots,
+                        for_loop(r, i32(0), i32(4), ForKind::Slots, store(packed, {packed_at(m, kp, r)}, pair)));
+      };
+      Var pm = make_var("pm", ScalarType::I32);
+      body.insert(body.begin() + 1, AM > 1 ? for_loop(pm, i32(0), i32(AM), ForKind::Slots, pack(pm)) : pack(i32(0)));
+      instruction_of = [&, packed, packed_at](const Expr &row) -> Stmt {
+        std::vector<Expr> a_regs;
+        for (int i = 0; i < 4; ++i)
+          a_regs.push_back(packed_at(row, ks, i32(i)));
+        auto node = std::make_shared<WgmmaNode>(int(N), n->b.buffer->dtype, DescriptorOperand{}, b, n->c.buffer,
+                                                regs(row), cast(ScalarType::I32, accumulate), packed, a_regs);
+        node->k = kstep;
+        node->instruction = spelled;
+        return node;
+      };
     } else {
-      DescriptorOperand a = operand(n->a, m0, k0, false);
-      auto node = std::make_shared<WgmmaNode>(int(N), n->b.buffer->dtype, a, b, n->c.buffer, regs,
-                                              cast(ScalarType::I32, accumulate));
-      node->k = kstep;
-      instruction = node;
+      instruction_of = [&](const Expr &row) -> Stmt {
+        DescriptorOperand a = n->transpose_a ? operand(n->a, k0, m0(row), true) : operand(n->a, m0(row), k0, false);
+        auto node = std::make_shared<WgmmaNode>(int(N), n->b.buffer->dtype, a, b, n->c.buffer, regs(row),
+                                                cast(ScalarType::I32, accumulate));
+        node->k = kstep;
+        node->instruction = spelled;
+        return node;
+      };
     }
+    const Stmt instruction =
+        AM > 1 ? for_loop(am, i32(0), i32(AM), ForKind::Slots, instruction_of(am)) : instruction_of(i32(0));
     body.push_back(for_loop(ks, i32(0), i32(K / kstep), ForKind::Slots, instruction));
     body.push_back(std::make_shared<WarpgroupSyncNode>(WarpgroupSyncKind::Commit, 0));
     // The accumulator (a's packed registers are a buffer of this block, which nothing

@@ -15,7 +15,7 @@ using namespace ir;
 
 namespace {
 
-constexpr int kProducerThreads = 128; // one warpgroup
+
 constexpr int kProducerRegisters = 40;
 
 /// The variables `e` reads.
@@ -137,6 +137,7 @@ struct BulkCopyPlan {
   int param = -1;
   std::int64_t rows = 0, box_cols = 0, boxes = 0; // boxes of rows x box_cols, side by side
   std::int64_t bytes = 0;                         // of the whole tile
+  int swizzle = 0;                                // the tile's (bytes: each box's row)
 };
 
 /// One epilogue copy that bulk stores take (bulk_store): the fragment goes into shared
@@ -314,15 +315,19 @@ private:
       return why = "the copy into " + name + " transposes, or its rows are not along the tensor's last dimension",
              std::nullopt;
     auto sl = k_.shared_layouts.find(d);
-    const std::int64_t rows = d->extent(0), cols = d->extent(1), span = 128 / elem;
-    // The copy engine swizzles by address bits 7-9, the layout by row % 8 from the tile's
-    // start: the same where tiles start on 1024-byte boundaries and hold whole 8-row groups.
-    const bool swizzled = sl != k_.shared_layouts.end() && sl->second.swizzle_bytes == 128 &&
-                          sl->second.alignment >= 1024 && rows % 8 == 0 &&
+    const int swizzle = sl == k_.shared_layouts.end() ? 0 : sl->second.swizzle_bytes;
+    const std::int64_t rows = d->extent(0), cols = d->extent(1), span = swizzle / elem;
+    // The copy engine swizzles by address bits (7 on), the layout by the row's 128-byte line
+    // from the tile's start: the same where tiles start on multiples of 8 spans and hold
+    // whole 8-row groups, their rows (or slabs) one span.
+    const bool takes = std::find(t_.bulk_copy_swizzles.begin(), t_.bulk_copy_swizzles.end(), swizzle) !=
+                       t_.bulk_copy_swizzles.end();
+    const bool swizzled = takes && sl->second.alignment >= 8 * swizzle && rows % 8 == 0 &&
                           ((sl->second.slab == span && sl->second.pitch == span) ||
                            (sl->second.slab == 0 && sl->second.pitch == cols && cols == span));
     if (!swizzled || cols % span != 0)
-      return why = "the tile " + name + " is not stored in rows or slabs of 128 bytes in the 128-byte swizzle",
+      return why = "the tile " + name + " is not stored in rows or slabs of one span of a swizzle the copy engine "
+                                        "writes",
              std::nullopt;
     if (rows > 256)
       return why = "the tile " + name + " has more than 256 rows (a bulk copy's box)", std::nullopt;
@@ -330,6 +335,7 @@ private:
     p.box_cols = span;
     p.boxes = cols / span;
     p.bytes = rows * cols * elem;
+    p.swizzle = swizzle;
     return p;
   }
 
@@ -394,7 +400,7 @@ private:
   /// or slabs, of 128 bytes in the 128-byte swizzle from the swizzle's boundary.
   SharedLayout store_layout(const BulkStorePlan &p) const {
     return SharedLayout{p.box_cols, 128, p.boxes > 1 ? p.box_cols : 0,
-                        std::max(t_.warpgroup_mma->swizzle_alignment, int(t_.shared_alignment))};
+                        std::max(8 * 128, int(t_.shared_alignment))};
   }
 
   /// Whether the epilogue's copy at `copy` (of `top`, after the loop at `at`) from a shared
@@ -503,10 +509,66 @@ private:
     return total;
   }
 
+  /// The blocks an SM a warp-specialized kernel is built for, and its register split.
+  struct Occupancy {
+    int blocks = 1;
+    int launch_registers = 0;   // a thread's at launch (the file over the blocks' threads)
+    int consumer_registers = 0; // a consumer's after the split
+    bool split = false;         // whether setmaxnreg moves registers from producer to consumers
+    std::int64_t need = 0;      // the consumers' registers as estimated
+    std::string why;            // what keeps one block more from an SM
+  };
+
+  /// Registers a consumer thread needs, roughly: its fragments in registers (32-bit words)
+  /// and 64 for addresses, indices, descriptors and temporaries (more than ptxas took for
+  /// the kernels of lit targets/cuda/occupancy.cpp, which nvcc's -Xptxas -v checks there).
+  std::int64_t consumer_registers_needed() const {
+    std::int64_t words = 64;
+    for (auto &[b, l] : k_.layouts)
+      words += (l.slots() * bytes(b->dtype) + 3) / 4;
+    return words;
+  }
+
+  /// The most blocks an SM (up to 4; `only` > 0: just that many) whose shared memory
+  /// (`shared` bytes a block, with the 1 KiB the hardware reserves for each) and whose
+  /// consumers' registers fit: the register file divided evenly over the blocks' threads
+  /// at launch (multiples of 8, at most the target's 255), the producer's given back down
+  /// to kProducerRegisters and shared among the consumers (setmaxnreg's split, taken where
+  /// it gives them more). One block where none fits.
+  Occupancy occupancy(int only, std::int64_t shared) const {
+    const int total = k_.threads + t_.warpgroup_threads();
+    const std::int64_t need = consumer_registers_needed();
+    std::string why = only > 0 ? "a persistent grid takes one block an SM" : "";
+    for (int b = only > 0 ? only : 4; b >= 1; --b) {
+      Occupancy o;
+      o.blocks = b;
+      o.need = need;
+      o.launch_registers = std::min(t_.max_registers_per_thread, t_.register_file / (b * total)) / 8 * 8;
+      const int raised = o.launch_registers +
+                         t_.warpgroup_threads() * (o.launch_registers - kProducerRegisters) / k_.threads / 8 * 8;
+      o.split = o.launch_registers > kProducerRegisters && raised > o.launch_registers &&
+                raised <= t_.max_registers_per_thread;
+      o.consumer_registers = o.split ? raised : o.launch_registers;
+      const std::int64_t shared_needed = b * (shared + t_.block_reserved_shared_bytes);
+      const bool fits_shared = t_.multiprocessor_shared_bytes <= 0 || shared_needed <= t_.multiprocessor_shared_bytes;
+      if (b == 1 || (fits_shared && o.consumer_registers >= o.need)) {
+        o.why = why;
+        return o;
+      }
+      // The reason of the fewest blocks that do not fit.
+      why = !fits_shared ? std::to_string(b) + " would need " + std::to_string(shared_needed) +
+                               " bytes of shared memory at most, of the SM's " +
+                               std::to_string(t_.multiprocessor_shared_bytes)
+                         : std::to_string(b) + " would leave the consumers " + std::to_string(o.consumer_registers) +
+                               " registers a thread, of about " + std::to_string(need) + " they need";
+    }
+    return Occupancy{};
+  }
+
   bool specialize(const std::vector<Stmt> &top, size_t at) {
     const ForNode *loop = top[at]->as<ForNode>();
     const int S = stages_of(loop), NT = k_.threads;
-    if (NT % kProducerThreads != 0 || NT + kProducerThreads > 1024)
+    if (NT % t_.warpgroup_threads() != 0 || NT + t_.warpgroup_threads() > 1024)
       return not_specialized(loop, "the kernel's " + std::to_string(NT) +
                                        " threads are not whole warpgroups with room for one more");
     bool asserts = false;
@@ -698,8 +760,9 @@ private:
       std::string why;
       if (gemms.size() < 2 && !nested)
         ; // (a loop of one gemm has nothing to overlap it with: no remark)
-      else if (NT != 2 * kProducerThreads)
-        why = "the kernel has " + std::to_string(NT / kProducerThreads) + " consumer warpgroups (it takes two)";
+      else if (NT != 2 * t_.warpgroup_threads())
+        why = "the kernel has " + std::to_string(NT / t_.warpgroup_threads()) +
+              (NT == t_.warpgroup_threads() ? " consumer warpgroup" : " consumer warpgroups") + " (it takes two)";
       else if (overlap)
         why = "the last gemm overlaps the next iteration";
       else if (gemms.size() != 2 || nested)
@@ -822,21 +885,24 @@ private:
     }
 
     // The tensor maps: one per tensor and box.
-    auto map_of_box = [&](int param, const Region &r, std::int64_t rows, std::int64_t cols) {
+    auto map_of_box = [&](int param, const Region &r, std::int64_t rows, std::int64_t cols, int swizzle) {
       std::vector<std::int64_t> box(size_t(r.buffer->rank()), 1);
       box[size_t(r.tile_dims[0])] = rows;
       box[size_t(r.tile_dims[1])] = cols;
       for (size_t m = 0; m < k_.tensor_maps.size(); ++m)
-        if (k_.tensor_maps[m].param == param && k_.tensor_maps[m].box == box)
+        if (k_.tensor_maps[m].param == param && k_.tensor_maps[m].box == box &&
+            k_.tensor_maps[m].swizzle_bytes == swizzle)
           return int(m);
-      k_.tensor_maps.push_back({param, box, 128});
+      k_.tensor_maps.push_back({param, box, swizzle});
       return int(k_.tensor_maps.size()) - 1;
     };
-    auto map_for = [&](const BulkCopyPlan &p) { return map_of_box(p.param, p.copy->src, p.rows, p.box_cols); };
+    auto map_for = [&](const BulkCopyPlan &p) {
+      return map_of_box(p.param, p.copy->src, p.rows, p.box_cols, p.swizzle);
+    };
     // A bulk store's map: optional (a launch that cannot encode it stores as the copy did),
     // its bit in the kernel's mask of missing maps.
     auto optional_map = [&](int param, const Region &r, std::int64_t rows, std::int64_t cols) {
-      const int m = map_of_box(param, r, rows, cols);
+      const int m = map_of_box(param, r, rows, cols, 128);
       k_.tensor_maps[size_t(m)].optional = true;
       if (!k_.maps_missing)
         k_.maps_missing = make_var("maps_missing", ScalarType::I32);
@@ -884,6 +950,7 @@ private:
     // through a shared tile of its own, where it fits beside the rest.
     std::vector<BulkStorePlan> stores;
     std::set<const BufferNode *> own_decls; // the stores' own tiles, declared with the stages
+    std::int64_t shared_used = 0;           // the block's shared memory, at most (shared_bytes)
     {
       std::vector<Stmt> declaring = staged_decls;
       declaring.insert(declaring.end(), before.begin(), before.end());
@@ -960,6 +1027,7 @@ private:
         staged_decls.push_back(decl_buffer(tile));
         stores.push_back(*p);
       }
+      shared_used = used;
     }
     if (!k_.thread_index)
       k_.thread_index = make_var("tid", ScalarType::I32);
@@ -1066,10 +1134,10 @@ private:
                                                  std::vector<Buffer>{g->as<GemmNode>()->c.buffer});
     };
     // Ping-pong's turns: warpgroup w's is hardware barrier 2 + w, of both warpgroups' threads.
-    const Expr warpgroup = div(tid, int_imm(kProducerThreads));
+    const Expr warpgroup = div(tid, int_imm(t_.warpgroup_threads()));
     const Expr own_turn = add(int_imm(2), warpgroup), other_turn = sub(int_imm(3), warpgroup);
     auto turn = [&](bool arrive, const Expr &id) {
-      return std::make_shared<NamedBarrierNode>(id, 2 * kProducerThreads, arrive);
+      return std::make_shared<NamedBarrierNode>(id, 2 * t_.warpgroup_threads(), arrive);
     };
 
     // An epilogue's copy by bulk stores (into the plan's tile where it is not the kernel's
@@ -1292,15 +1360,13 @@ private:
     };
     if (!overlap && !no_overlap.empty())
       k_.remarks.push_back({consumers.back()->loc, "gemm not overlapped with the next iteration: " + no_overlap});
-    // Registers: the block's file divided evenly at launch (one block an SM), then the
-    // producer's given back down to a few and shared among the consumers (setmaxnreg takes
-    // multiples of 8).
-    const int total = NT + kProducerThreads;
-    const int base_regs = std::min(t_.max_registers_per_thread, t_.register_file / total) / 8 * 8;
-    // With one consumer warpgroup a thread has nearly the most it may have (255) already:
-    // no split.
-    const int raised = base_regs + kProducerThreads * (base_regs - kProducerRegisters) / NT / 8 * 8;
-    const bool budget = base_regs > kProducerRegisters && raised > base_regs && raised <= t_.max_registers_per_thread;
+    // Registers and occupancy: the blocks an SM (the most whose shared memory and consumer
+    // registers fit), the file divided evenly among their threads at launch, then the
+    // producer's given back down to a few and shared among the consumers.
+    const Occupancy occ = occupancy(persistent ? 1 : 0, shared_used);
+    const int base_regs = occ.launch_registers, raised = occ.consumer_registers;
+    const bool budget = occ.split;
+    k_.blocks_per_sm = occ.blocks;
 
     std::vector<Stmt> producer_side, consumer_side;
     if (budget) {
@@ -1396,7 +1462,7 @@ private:
       consumer_side.push_back(if_then_else(binary(BinaryOp::EQ, warpgroup, int_imm(0)), turn(false, int_imm(2))));
     out.push_back(if_then_else(binary(BinaryOp::GE, tid, int_imm(NT)), seq(producer_side), seq(consumer_side)));
     k_.body = seq(out);
-    k_.producer_threads = kProducerThreads;
+    k_.producer_threads = t_.warpgroup_threads();
 
     std::string names;
     for (const BulkCopyPlan &p : copies)
@@ -1404,15 +1470,32 @@ private:
     std::string first_names;
     for (const BulkCopyPlan &p : prologue)
       first_names += (first_names.empty() ? "'" : ", '") + p.copy->dst.buffer->name + "'";
+    // "128-byte swizzle", "64- and 128-byte swizzles"
+    std::set<int> swizzles;
+    for (auto *plans : {&copies, &prologue})
+      for (const BulkCopyPlan &p : *plans)
+        swizzles.insert(p.swizzle);
+    std::string swizzled;
+    for (int sw : swizzles)
+      swizzled += (swizzled.empty() ? "" : sw == *swizzles.rbegin() ? " and " : ", ") + std::to_string(sw) +
+                  (sw == *swizzles.rbegin() ? "-byte swizzle" : "-");
+    if (swizzles.size() > 1)
+      swizzled += "s";
     k_.remarks.push_back(
         {loop->loc, "pipelined loop: " + std::to_string(S) + " stages, the copies into " + names +
                         (prologue.empty() ? "" : " (and before it into " + first_names + ")") +
-                        " are bulk tensor copies (TMA, 128-byte swizzle) by a producer warpgroup of " +
-                        std::to_string(kProducerThreads) + " threads" +
+                        " are bulk tensor copies (TMA, " + swizzled + ") by a producer warpgroup of " +
+                        std::to_string(t_.warpgroup_threads()) + " threads" +
                         (budget ? " (" + std::to_string(kProducerRegisters) + " registers each)" : "") + "; the " +
                         std::to_string(NT) + " consumer threads" +
                         (budget ? " take " + std::to_string(raised) + " registers each and" : "") +
                         " hand stages back through mbarriers"});
+    k_.remarks.push_back({loop->loc, std::to_string(occ.blocks) +
+                                         (occ.blocks == 1 ? " block an SM expected" : " blocks an SM expected") +
+                                         (occ.why.empty() ? "" : " (" + occ.why + ")") + ": " +
+                                         std::to_string(occ.launch_registers) + " registers a thread at launch" +
+                                         (budget ? ", the consumers' " + std::to_string(raised) : "") +
+                                         " for about " + std::to_string(occ.need) + " a consumer needs"});
     for (const BulkStorePlan &p : stores)
       k_.remarks.push_back(
           {p.copy->loc, "copy into '" + p.copy->dst.buffer->name + "' by bulk tensor stores (TMA, " +
@@ -1436,7 +1519,7 @@ Kernel warp_specialize(const Kernel &kernel, const Target &target, const WarpSpe
   };
   if (kernel.warp_specialize == Kernel::WarpSpecialization::Off)
     return not_persistent(kernel, "tile::warp_specialize(false) (a persistent grid needs the producer warpgroup)");
-  if (!target.bulk_tensor_copy || !target.warpgroup_mma)
+  if (!target.bulk_tensor_copy || !target.has_warpgroup_mma())
     return not_persistent(kernel, "the target has no bulk tensor copies and warpgroup gemms (sm_90a has)");
   Kernel k = kernel;
   Specializer s(k, target, options);

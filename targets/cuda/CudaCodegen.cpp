@@ -38,12 +38,12 @@ private:
   std::string tile_count_; // a persistent grid's count of the tiles taken (the runtime zeroes it)
   std::string maps_missing_; // the mask of the optional tensor maps the launch could not encode
 
-  /// With a producer warpgroup, the bound of one block an SM: ptxas may give each thread
-  /// the SM's registers over the block's threads, which setmaxnreg then moves between the
-  /// warpgroups (it needs the bound).
+  /// With the blocks an SM the kernel is built for (warp-specialize): ptxas gives each
+  /// thread the SM's registers over those blocks' threads, which setmaxnreg then moves
+  /// between the warpgroups (it needs the bound).
   std::string launch_bounds() const override {
-    return "__launch_bounds__(" + std::to_string(k_.threads + k_.producer_threads) + (k_.producer_threads ? ", 1" : "") +
-           ")";
+    return "__launch_bounds__(" + std::to_string(k_.threads + k_.producer_threads) +
+           (k_.blocks_per_sm > 0 ? ", " + std::to_string(k_.blocks_per_sm) : "") + ")";
   }
   /// Tensor maps after the parameters, in the order of Kernel::tensor_maps (the runtime
   /// appends them so).
@@ -82,13 +82,24 @@ private:
          ">(" + args + address(n->src, n->src_offset) + ");");
   }
 
+  /// A warp's instruction as the target spells it: the accumulators (read and written),
+  /// then a's and b's 32-bit registers.
   void emit_mma(const MmaNode *n) override {
-    std::string args;
-    for (auto [b, regs] : {std::pair{&n->c, &n->c_regs}, std::pair{&n->a, &n->a_regs}, std::pair{&n->b, &n->b_regs}})
+    const int c = int(n->c_regs.size()), a = int(n->a_regs.size()), b = int(n->b_regs.size());
+    auto operands = [](int from, int count) {
+      std::string s;
+      for (int i = 0; i < count; ++i)
+        s += (i ? ", %" : "%") + std::to_string(from + i);
+      return "{" + s + "}";
+    };
+    std::string outs, ins;
+    for (auto &r : n->c_regs)
+      outs += (outs.empty() ? "\"+f\"(" : ", \"+f\"(") + reg(n->c, r) + ")";
+    for (auto [buf, regs] : {std::pair{&n->a, &n->a_regs}, std::pair{&n->b, &n->b_regs}})
       for (auto &r : *regs)
-        args += (args.empty() ? "" : ", ") + reg(*b, r);
-    line("tile_cuda::mma_m" + std::to_string(n->m) + "n" + std::to_string(n->n) + "k" + std::to_string(n->k) + "<" +
-         type_name(n->operand_type) + ">(" + args + ");");
+        ins += (ins.empty() ? "\"r\"(" : ", \"r\"(") + reg(*buf, r) + ")";
+    line("asm volatile(\"" + n->instruction + " " + operands(0, c) + ", " + operands(c, a) + ", " +
+         operands(c + a, b) + ", " + operands(0, c) + ";\\n\" : " + outs + " : " + ins + ");");
   }
 
   /// wgmma: its descriptors (tile_cuda::gmma_desc), then the instruction itself, whose
@@ -97,7 +108,7 @@ private:
   void emit_wgmma(const WgmmaNode *n) override {
     auto desc = [&](const DescriptorOperand &d) {
       return "tile_cuda::gmma_desc(" + address(d.buffer, d.offset) + ", " + std::to_string(d.lbo) + ", " +
-             std::to_string(d.sbo) + ")";
+             std::to_string(d.sbo) + ", " + std::to_string(d.swizzle_code) + ")";
     };
     const int regs = int(n->c_regs.size());
     auto operands = [](int from, int count) {
@@ -106,15 +117,7 @@ private:
         s += (i ? ", %" : "%") + std::to_string(from + i);
       return s;
     };
-    auto ptx_type = [](ScalarType t) {
-      return t == ScalarType::BF16     ? "bf16"
-             : t == ScalarType::F16    ? "f16"
-             : t == ScalarType::F8E4M3 ? "e4m3"
-                                       : "e5m2";
-    };
     const bool rs = bool(n->a_reg_buffer);
-    const std::string types = std::string(ptx_type(rs ? n->operand_type : n->a.buffer->dtype)) + "." +
-                              ptx_type(n->operand_type);
     // Inputs after the accumulators: a (four registers or a descriptor), b, accumulate.
     const int a_count = rs ? 4 : 1, b_at = regs + a_count, acc_at = b_at + 1;
     const std::string a_operand = rs ? "{" + operands(regs, 4) + "}" : "%" + std::to_string(regs);
@@ -130,9 +133,8 @@ private:
     line(rs ? "const uint64_t desc_b = " + desc(n->b) + ";"
             : "const uint64_t desc_a = " + desc(n->a) + ", desc_b = " + desc(n->b) + ";");
     line("asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" + std::to_string(acc_at) +
-         ", 0;\\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n->n) + "k" + std::to_string(n->k) + ".f32." +
-         types + " {" +
-         operands(0, regs) + "}, " + a_operand + ", %" + std::to_string(b_at) + ", " + flags + ";\\n}\\n\"");
+         ", 0;\\n" + n->instruction + " {" + operands(0, regs) + "}, " + a_operand + ", %" + std::to_string(b_at) +
+         ", " + flags + ";\\n}\\n\"");
     ++indent_;
     std::string outs;
     for (int i = 0; i < regs; ++i)

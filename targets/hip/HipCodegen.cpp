@@ -16,17 +16,17 @@ public:
       : GpuEmitter(k, os, "tile_hip", kernel_symbol(k), shared_alignment, {"tile_hip"}) {}
 
 private:
-  /// MFMA 16x16x16 (lower-mma): the lane's four accumulators, then A's and B's four
-  /// elements each as two registers of two.
+  /// An MFMA instruction (lower-mma) as the target spells it: the lane's four
+  /// accumulators, then A's and B's four elements each as two registers of two.
   void emit_mma(const MmaNode *n) override {
-    if (n->m != 16 || n->n != 16 || n->k != 16 || n->c_regs.size() != 4 || n->a_regs.size() != 2 ||
-        n->b_regs.size() != 2)
-      return unlowered("a matrix-core instruction of another shape than 16x16x16");
+    if (n->c_regs.size() != 4 || n->a_regs.size() != 2 || n->b_regs.size() != 2)
+      return unlowered("a matrix-core instruction of other than four accumulators and four elements of each operand");
     std::string args;
     for (auto [b, regs] : {std::pair{&n->c, &n->c_regs}, std::pair{&n->a, &n->a_regs}, std::pair{&n->b, &n->b_regs}})
       for (auto &r : *regs)
-        args += (args.empty() ? "" : ", ") + reg(*b, r);
-    line("tile_hip::mfma_16x16x16<" + type_name(n->operand_type) + ">(" + args + ");");
+        args += ", " + reg(*b, r);
+    const std::string vector = n->operand_type == ScalarType::F16 ? "tile_hip::mfma_f16x4" : "tile_hip::mfma_bf16x4";
+    line("TILE_HIP_MFMA_F32X4(" + n->instruction + ", " + vector + args + ");");
   }
 };
 

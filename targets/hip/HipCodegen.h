@@ -9,7 +9,7 @@
 //
 // (the ABI of lib/runtime/HipBackend.cpp, the same as CUDA's). What the two GPU targets
 // print alike is targets/common/GpuEmitter; this one adds the matrix-core instruction:
-// an Mma node becomes tile_hip::mfma_16x16x16. The output is deterministic and indented:
+// an Mma node becomes TILE_HIP_MFMA_F32X4 of the atom's builtin. The output is deterministic and indented:
 // lit tests snapshot it.
 #pragma once
 

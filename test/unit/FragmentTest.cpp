@@ -23,7 +23,7 @@ namespace {
 const AtomLayout &mma_atom() {
   static const AtomLayout atom = [] {
     std::string problem;
-    return cuda_target("sm_90a", problem)->mma->accumulator;
+    return cuda_target("sm_90a", problem)->mma_atom("mma.sync", ScalarType::BF16, ScalarType::BF16)->accumulator;
   }();
   return atom;
 }

@@ -14,6 +14,7 @@
 #include <random>
 #include <utility>
 
+#include "analysis/MmaPlan.h"
 #include "ir/Fragment.h"
 #include "ir/IR.h"
 #include "ir/Printer.h"
@@ -285,7 +286,11 @@ void check(const Case &cs) {
   const Matrix A = random_matrix(cs.M, cs.K, rng), B = random_matrix(cs.K, cs.N, rng);
   const Matrix C0 = random_matrix(cs.M, cs.N, rng);
   std::map<const BufferNode *, std::vector<double>> mem;
-  Fragment cf = mma_fragment(MmaShape{MmaShape::C, cs.M, cs.N, cs.warps_m, cs.warps_n}, threads, target.mma->accumulator);
+  const MmaAtomRef atom = target.mma_atoms.back()->warps == 1 && target.kind == "hip"
+                              ? target.mma_atoms.back()
+                              : target.mma_atom("mma.sync", ScalarType::BF16, ScalarType::BF16);
+  ASSERT_TRUE(atom);
+  Fragment cf = mma_fragment(MmaShape{MmaShape::C, cs.M, cs.N, cs.warps_m, cs.warps_n}, threads, atom->accumulator);
   Buffer c = make_buffer("acc", Scope::Local, ScalarType::F32, {cf.slots()});
   k.layouts[c.get()] = cf;
   Region ra, rb = cs.tb ? shared_operand(k, mem, "Bs", cs.N, cs.K, cs.lb, cs.stages, [&](auto i, auto j) { return B[j][i]; })
@@ -293,7 +298,7 @@ void check(const Case &cs) {
   Buffer p;
   Fragment pf;
   if (cs.a_in_registers) {
-    pf = mma_fragment(MmaShape{MmaShape::A, cs.M, cs.K, cs.warps_m, cs.warps_n}, threads, target.mma->accumulator);
+    pf = mma_fragment(MmaShape{MmaShape::A, cs.M, cs.K, cs.warps_m, cs.warps_n}, threads, atom->accumulator);
     p = make_buffer("p", Scope::Local, ScalarType::BF16, {pf.slots()});
     k.layouts[p.get()] = pf;
     ra = full_region(p);
@@ -301,7 +306,9 @@ void check(const Case &cs) {
     ra = cs.ta ? shared_operand(k, mem, "As", cs.K, cs.M, cs.la, cs.stages, [&](auto i, auto j) { return A[j][i]; })
                : shared_operand(k, mem, "As", cs.M, cs.K, cs.la, cs.stages, [&](auto i, auto j) { return A[i][j]; });
   }
-  k.body = std::make_shared<GemmNode>(ra, rb, full_region(c), cs.ta, cs.tb, cs.clear, WarpPolicy::Square);
+  auto gemm = std::make_shared<GemmNode>(ra, rb, full_region(c), cs.ta, cs.tb, cs.clear, WarpPolicy::Square);
+  gemm->atom = atom;
+  k.body = gemm;
   Kernel lowered = transforms::lower_mma(k, target);
   SCOPED_TRACE(to_string(lowered.body));
   bool gemm_left = false;
@@ -401,14 +408,17 @@ TEST(LowerMma, MatrixCoreOddPitch) { // rows 2 bytes apart from a multiple of 8:
 }
 
 // wgmma (lower-mma's warpgroup path) against the instruction as targets/cuda/HOPPER-NOTES.md
-// gathers it: descriptors read in the hardware's 128-byte swizzle (the byte address's bits
-// 4-6 XOR bits 7-9) from the canonical K-major layout (8-row groups SBO apart) or N-major
-// one (64-column slabs LBO apart, 8-row groups of K SBO apart), the accumulator d[4j + r]
-// of thread t holding (16 (t / 32) + t % 32 / 4 + 8 (r / 2), 8 j + 2 (t % 4) + r % 2). The
-// shared tiles are filled through the layouts infer-layout gives them; K-major tiles of
-// more than 64 columns in 64-column slabs. With a in registers (the RS form), a[i] of
-// thread t holds the pair (16 (t / 32) + t % 32 / 4 + 8 (i % 2), 2 (t % 4) + 8 (i / 2) + {0,
-// 1}) of the 64 x 16 tile, the lower k in the low half.
+// gathers it: each descriptor read in its swizzle S (the byte address's bits 4 on XOR bits 7
+// on, log2(S / 16) of them) from the canonical layouts, K-major (element (r, k) at start +
+// (r / 8) SBO + (r % 8) S + k e) or MN-major (element (mn, k) at start + (mn / (S / e)) LBO
+// + (k / 8) SBO + (k % 8) S + (mn % (S / e)) e); the accumulator d[4j + r] of thread t of a
+// warpgroup holding (16 (t / 32) + t % 32 / 4 + 8 (r / 2), 8 j + 2 (t % 4) + r % 2) of the
+// instruction's 64 x N. The shared tiles are filled through the layouts infer-layout gives
+// them (analysis::descriptor_layout), and the result is read back through the
+// accumulator's layout: this checks the layouts, the descriptors and the instructions'
+// rows and columns against each other. With a in registers (the RS form), a[i] of thread t
+// holds the pair (16 (t / 32) + t % 32 / 4 + 8 (i % 2), 2 (t % 4) + 8 (i / 2) + {0, 1}) of
+// the 64 x 16 tile, the lower k in the low half.
 struct GroupCase {
   std::int64_t N;
   int groups;
@@ -417,31 +427,43 @@ struct GroupCase {
   std::int64_t K = 64;
   bool a_in_registers = false;
   ScalarType a_type = ScalarType::BF16, b_type = ScalarType::BF16; // 8-bit: K-major shared only
+  bool ta = false; // a as [K, M] (MN-major)
+  int atoms_m = 1; // m64 tiles a warpgroup along M
+  int groups_n = 1; // warpgroups side by side along N
 };
 
 void check_warpgroup(const GroupCase &cs) {
   std::string problem;
   const Target target = *cuda_target("sm_90a", problem);
-  const std::int64_t M = 64 * cs.groups, K = cs.K;
+  const MmaAtomRef atom = target.mma_atom("wgmma", cs.a_type, cs.b_type);
+  ASSERT_TRUE(atom);
+  const int gm = cs.groups / cs.groups_n;
+  const std::int64_t M = 64 * cs.atoms_m * gm, K = cs.K;
   const int threads = 128 * cs.groups;
-  std::mt19937 rng(unsigned(cs.N * 7 + cs.groups + cs.tb * 3 + cs.clear + K + cs.a_in_registers * 5));
+  std::mt19937 rng(unsigned(cs.N * 7 + cs.groups + cs.tb * 3 + cs.clear + K + cs.a_in_registers * 5 + cs.ta * 11 +
+                            cs.atoms_m * 13 + cs.groups_n * 17));
   const Matrix A = random_matrix(M, K, rng), B = random_matrix(K, cs.N, rng), C0 = random_matrix(M, cs.N, rng);
   Kernel k;
   k.display_name = "wgmma_test";
   k.threads = threads;
   k.thread_index = make_var("tid", ScalarType::I32);
   Memory mem;
-  // Bytes of an element, of K an instruction (32 bytes), and columns of a 128-byte row.
-  const int e = bytes(cs.b_type), kstep = 32 / e, span = 128 / e;
-  const std::int64_t k_slab = K > span ? span : 0;
-  MmaShape shape{MmaShape::C, M, cs.N, 4 * cs.groups, 1};
-  shape.warpgroup = true;
+  const int e = bytes(cs.b_type), kstep = 32 / e;
+  // Each shared operand in the layout infer-layout gives it.
+  auto operand = [&](const std::string &name, std::int64_t rows, std::int64_t cols,
+                     const std::function<double(std::int64_t, std::int64_t)> &value, ScalarType type) {
+    Buffer shape_of = make_buffer(name, Scope::Shared, type, {rows, cols});
+    return shared_operand(k, mem, name, rows, cols, analysis::descriptor_layout(*atom, *shape_of), cs.stages, value,
+                          type);
+  };
+  MmaShape shape{MmaShape::C, M, cs.N, 4 * gm, cs.groups_n};
+  shape.group_warps = 4;
   Region ra;
   std::vector<std::vector<double>> a_regs; // per thread, with a in registers
   if (cs.a_in_registers) {
-    MmaShape op{MmaShape::A, M, K, 4 * cs.groups, 1};
-    op.warpgroup = true;
-    Fragment af = mma_fragment(op, threads, target.mma->accumulator);
+    MmaShape op{MmaShape::A, M, K, 4 * gm, cs.groups_n};
+    op.group_warps = 4;
+    Fragment af = mma_fragment(op, threads, atom->accumulator);
     Buffer p = make_buffer("p", Scope::Local, ScalarType::BF16, {af.slots()});
     k.layouts[p.get()] = af;
     a_regs.assign(threads, std::vector<double>(af.slots(), NAN));
@@ -449,17 +471,17 @@ void check_warpgroup(const GroupCase &cs) {
       a_regs[where.first][where.second] = A[idx[0]][idx[1]];
     ra = full_region(p);
   } else {
-    ra = shared_operand(k, mem, "As", M, K, SharedLayout{span, 128, k_slab, 1024}, cs.stages,
-                        [&](auto i, auto j) { return A[i][j]; }, cs.a_type);
+    ra = cs.ta ? operand("As", K, M, [&](auto i, auto j) { return A[j][i]; }, cs.a_type)
+               : operand("As", M, K, [&](auto i, auto j) { return A[i][j]; }, cs.a_type);
   }
-  Region rb = cs.tb ? shared_operand(k, mem, "Bs", cs.N, K, SharedLayout{span, 128, k_slab, 1024}, cs.stages,
-                                     [&](auto i, auto j) { return B[j][i]; }, cs.b_type)
-                    : shared_operand(k, mem, "Bs", K, cs.N, SharedLayout{span, 128, span, 1024}, cs.stages,
-                                     [&](auto i, auto j) { return B[i][j]; }, cs.b_type);
-  Fragment cf = mma_fragment(shape, threads, target.mma->accumulator);
+  Region rb = cs.tb ? operand("Bs", cs.N, K, [&](auto i, auto j) { return B[j][i]; }, cs.b_type)
+                    : operand("Bs", K, cs.N, [&](auto i, auto j) { return B[i][j]; }, cs.b_type);
+  Fragment cf = mma_fragment(shape, threads, atom->accumulator);
   Buffer c = make_buffer("acc", Scope::Local, ScalarType::F32, {cf.slots()});
   k.layouts[c.get()] = cf;
-  k.body = std::make_shared<GemmNode>(ra, rb, full_region(c), false, cs.tb, cs.clear, WarpPolicy::Square);
+  auto gemm = std::make_shared<GemmNode>(ra, rb, full_region(c), cs.ta, cs.tb, cs.clear, WarpPolicy::Square);
+  gemm->atom = atom;
+  k.body = gemm;
   Kernel lowered = transforms::lower_mma(k, target);
   SCOPED_TRACE(to_string(lowered.body));
 
@@ -480,6 +502,20 @@ void check_warpgroup(const GroupCase &cs) {
   int instructions = 0;
   // a's registers packed in pairs (the RS form): per thread, register -> (low, high).
   std::vector<std::map<std::int64_t, std::pair<double, double>>> packed(threads);
+  // The element of a descriptor operand at byte offset u from its buffer's start (which is
+  // where the swizzle counts from).
+  auto fetch = [&](const DescriptorOperand &d, std::int64_t u) {
+    EXPECT_EQ(atom->swizzle_code(d.swizzle_bytes), d.swizzle_code);
+    const std::int64_t phases = d.swizzle_bytes / 16 - 1;
+    const std::int64_t p = u ^ (((u >> 7) & phases) << 4);
+    return mem.at(d.buffer.get())[p / e];
+  };
+  // Element (mn, k) of the instruction's operand through descriptor d from byte `start`.
+  auto element = [&](const DescriptorOperand &d, std::int64_t start, int mn, int kk) {
+    const std::int64_t S = d.swizzle_bytes, span = S / e;
+    return d.mn_major ? fetch(d, start + (mn / span) * d.lbo + (kk / 8) * d.sbo + (kk % 8) * S + (mn % span) * e)
+                      : fetch(d, start + (mn / 8) * d.sbo + (mn % 8) * S + kk * e);
+  };
   std::function<void(const Stmt &)> run = [&](const Stmt &s) {
     if (auto q = s->as<SeqNode>()) {
       for (auto &x : q->stmts)
@@ -505,6 +541,8 @@ void check_warpgroup(const GroupCase &cs) {
       EXPECT_TRUE(w->sync_kind != WarpgroupSyncKind::Wait || (committed && w->pending == 0));
     } else if (auto g = s->as<WgmmaNode>()) {
       EXPECT_TRUE(fenced && !committed);
+      EXPECT_EQ(g->instruction, atom->instruction(cs.a_type, cs.b_type, g->n));
+      EXPECT_EQ(g->n, cs.N / cs.groups_n);
       ++instructions;
       for (int grp = 0; grp < cs.groups; ++grp) {
         const int t0 = grp * 128;
@@ -512,13 +550,11 @@ void check_warpgroup(const GroupCase &cs) {
         const bool rs = bool(g->a_reg_buffer);
         ASSERT_EQ(rs, cs.a_in_registers);
         ASSERT_EQ(g->k, kstep);
+        ASSERT_EQ(g->a.mn_major, cs.ta);
+        ASSERT_EQ(g->b.mn_major, !cs.tb);
         const std::int64_t sa = rs ? 0 : eval(g->a.offset, t0) * e, sb = eval(g->b.offset, t0) * e;
         for (int t = t0; t < t0 + 128; ++t)
           ASSERT_TRUE((rs || eval(g->a.offset, t) * e == sa) && eval(g->b.offset, t) * e == sb);
-        auto fetch = [&](const BufferNode *b, std::int64_t u) {
-          const std::int64_t p = u ^ (((u >> 7) & 7) << 4);
-          return mem.at(b)[p / e];
-        };
         double a[64][32], bm[32][256];
         for (int r = 0; r < 64; ++r)
           for (int kk = 0; kk < 32; ++kk)
@@ -538,16 +574,15 @@ void check_warpgroup(const GroupCase &cs) {
         } else {
           for (int r = 0; r < 64; ++r)
             for (int kk = 0; kk < kstep; ++kk)
-              a[r][kk] = fetch(g->a.buffer.get(), sa + (r / 8) * g->a.sbo + (r % 8) * 128 + kk * e);
+              a[r][kk] = element(g->a, sa, r, kk);
         }
         for (int kk = 0; kk < kstep; ++kk)
           for (int n = 0; n < g->n; ++n)
-            bm[kk][n] = g->b.mn_major
-                            ? fetch(g->b.buffer.get(), sb + (n / 64) * g->b.lbo + (kk / 8) * g->b.sbo + (kk % 8) * 128 + (n % 64) * 2)
-                            : fetch(g->b.buffer.get(), sb + (n / 8) * g->b.sbo + (n % 8) * 128 + kk * e);
+            bm[kk][n] = element(g->b, sb, n, kk);
         for (int t = t0; t < t0 + 128; ++t) {
           const int lt = t - t0, w = lt / 32, l = lt % 32;
           const bool add_to = eval(g->accumulate, t) != 0;
+          ASSERT_EQ(g->c_regs.size(), size_t(g->n / 2));
           for (int i = 0; i < g->n / 2; ++i) {
             const int r = 16 * w + l / 4 + 8 * ((i % 4) / 2), col = 8 * (i / 4) + 2 * (l % 4) + i % 2;
             double sum = 0;
@@ -563,7 +598,7 @@ void check_warpgroup(const GroupCase &cs) {
     }
   };
   run(lowered.body);
-  EXPECT_EQ(instructions, K / kstep);
+  EXPECT_EQ(instructions, K / kstep * cs.atoms_m);
   EXPECT_TRUE(committed && waited);
   int wrong = 0;
   for (auto &[where, idx] : c_places) {
@@ -598,6 +633,32 @@ TEST(LowerMma, WarpgroupEightBit) {
 TEST(LowerMma, WarpgroupFirstOperandInRegisters) {
   check_warpgroup({.N = 128, .groups = 1, .stages = 2, .K = 64, .a_in_registers = true});
   check_warpgroup({.N = 64, .groups = 2, .clear = true, .K = 128, .a_in_registers = true});
+}
+// K tiles of 16 and 32 bf16 (rows of 32 and 64 bytes: the 32- and 64-byte swizzles), and
+// of 48 (96 bytes: 32-byte slabs), K-major and MN-major.
+TEST(LowerMma, WarpgroupNarrowSwizzles) {
+  check_warpgroup({.N = 128, .groups = 1, .tb = true, .K = 32});
+  check_warpgroup({.N = 128, .groups = 1, .clear = true, .stages = 3, .K = 32});
+  check_warpgroup({.N = 64, .groups = 1, .tb = true, .clear = true, .K = 16});
+  check_warpgroup({.N = 32, .groups = 1, .K = 16});
+  check_warpgroup({.N = 96, .groups = 2, .tb = true, .K = 48});
+  check_warpgroup({.N = 64, .groups = 1, .tb = true, .K = 64, .a_type = ScalarType::F8E4M3,
+                   .b_type = ScalarType::F8E5M2}); // 8-bit: rows of 64 bytes
+}
+// a transposed (MN-major from shared memory: dQ = dS^T K, linear attention's K^T V).
+TEST(LowerMma, WarpgroupTransposedA) {
+  check_warpgroup({.N = 64, .groups = 1, .tb = true, .K = 64, .ta = true});
+  check_warpgroup({.N = 128, .groups = 2, .clear = true, .stages = 2, .K = 32, .ta = true});
+  check_warpgroup({.N = 64, .groups = 1, .K = 16, .ta = true});
+}
+// Several m64 tiles a warpgroup along M (the seed's 128 x 128 on one warpgroup), and
+// warpgroups side by side along N (a 64-row accumulator over two: MLA's full_col).
+TEST(LowerMma, WarpgroupAtomsAndColumns) {
+  check_warpgroup({.N = 128, .groups = 1, .stages = 3, .K = 32, .atoms_m = 2});
+  check_warpgroup({.N = 64, .groups = 1, .tb = true, .clear = true, .K = 64, .a_in_registers = true, .atoms_m = 2});
+  check_warpgroup({.N = 256, .groups = 2, .clear = true, .K = 32, .groups_n = 2});
+  check_warpgroup({.N = 128, .groups = 2, .tb = true, .K = 64, .a_in_registers = true, .groups_n = 2});
+  check_warpgroup({.N = 64, .groups = 2, .tb = true, .K = 32, .ta = true, .atoms_m = 2, .groups_n = 2});
 }
 
 } // namespace

@@ -2,7 +2,8 @@
 // to constants, equals the integer one; every layout maps a tile's elements one to one into
 // its storage; a swizzle moves whole aligned 16-byte chunks within their span of the row
 // (so copies of 16 bytes and ldmatrix's row segments stay whole), and spreads the same chunk
-// of consecutive rows over distinct chunks (the bank conflicts it exists to avoid).
+// of eight consecutive rows (ldmatrix's row segments) over distinct 16-byte bank groups (the
+// bank conflicts it exists to avoid); for rows of one span it is the hardware's swizzle.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -58,39 +59,54 @@ TEST(SharedLayout, OneToOneAndChunksWhole) {
             ASSERT_EQ((off - row_start) % v, col % v);
           }
         }
-    if (c.swizzle && bytes(c.type) == 2) {
-      // Chunk 0 of rows 0..7 (ldmatrix's eight row segments) lands in distinct chunks.
-      std::set<std::int64_t> chunks;
-      for (std::int64_t r = 0; r < c.swizzle / 16 && r < rows; ++r)
-        chunks.insert(shared_offset(*b, &l, std::vector<std::int64_t>{r, 0}) % (c.swizzle / 2) / v);
-      EXPECT_EQ(std::int64_t(chunks.size()), std::min<std::int64_t>(c.swizzle / 16, rows)) << to_string(l);
+    if (c.swizzle && bytes(c.type) == 2 && c.shape.size() == 2) {
+      // Chunk 0 of rows 0..7 (ldmatrix's eight row segments) lands in distinct 16-byte bank
+      // groups (of the 8 a 128-byte line has) where the rows and the swizzle allow that many:
+      // the swizzle's S / 16 phases times the 128 / row bytes rows a line holds.
+      const std::int64_t row_bytes = c.pitch * bytes(c.type);
+      const std::int64_t want =
+          std::min<std::int64_t>({8, rows, c.swizzle / 16 * std::max<std::int64_t>(1, 128 / row_bytes)});
+      std::set<std::int64_t> groups;
+      for (std::int64_t r = 0; r < 8 && r < rows; ++r)
+        groups.insert(shared_offset(*b, &l, std::vector<std::int64_t>{r, 0}) * bytes(c.type) % 128 / 16);
+      EXPECT_EQ(std::int64_t(groups.size()), want) << to_string(l);
     }
   }
 }
 
 // Slabs: a tile wider than a swizzle span stored as column slabs, each a whole rows x slab
-// tile. With 128-byte slab rows and the 128-byte swizzle this is, byte for byte, what
-// Hopper's bulk tensor copy writes (and wgmma reads) from a 1024-byte boundary: the byte
-// at address a of a dense box of 128-byte rows lands at a ^ (((a >> 7) & 7) << 4).
+// tile. With slab rows of one S-byte span and the S-byte swizzle (S = 32, 64, 128) this is,
+// byte for byte, what Hopper's bulk tensor copy writes (and wgmma reads) from a multiple of
+// 8 S bytes: the byte at address a of a dense box of S-byte rows lands at a ^ (((a >> 7) &
+// (S / 16 - 1)) << 4).
 TEST(SharedLayout, SlabsAreTheHardwareSwizzle) {
-  for (ScalarType t : {ScalarType::BF16, ScalarType::F32, ScalarType::F8E4M3}) {
-    const std::int64_t e = bytes(t), W = 128 / e, R = 24, C = 4 * W, stages = 2;
-    Buffer b = make_buffer("t", Scope::Shared, t, {stages, R, C});
-    const SharedLayout l{W, 128, W};
-    EXPECT_EQ(shared_storage_elements(*b, &l), stages * R * C);
-    std::set<std::int64_t> seen;
-    for (std::int64_t st = 0; st < stages; ++st)
+  for (int S : {128, 64, 32})
+    for (ScalarType t : {ScalarType::BF16, ScalarType::F32, ScalarType::F8E4M3}) {
+      const std::int64_t e = bytes(t), W = S / e, R = 24, C = 4 * W, stages = 2;
+      Buffer b = make_buffer("t", Scope::Shared, t, {stages, R, C});
+      const SharedLayout l{W, S, W};
+      EXPECT_EQ(shared_storage_elements(*b, &l), stages * R * C);
+      std::set<std::int64_t> seen;
+      for (std::int64_t st = 0; st < stages; ++st)
+        for (std::int64_t r = 0; r < R; ++r)
+          for (std::int64_t c = 0; c < C; ++c) {
+            const std::int64_t off = shared_offset(*b, &l, std::vector<std::int64_t>{st, r, c});
+            ASSERT_TRUE(seen.insert(off).second) << "two elements at " << off;
+            // The box of slab c / W: rows of S bytes, from a multiple of 8 S bytes (R * S
+            // bytes a slab, R a multiple of 8).
+            const std::int64_t box = (st * C / W + c / W) * R * S, dense = box + r * S + (c % W) * e;
+            const std::int64_t hardware = dense ^ (((dense >> 7) & (S / 16 - 1)) << 4);
+            ASSERT_EQ(off * e, hardware) << S << " " << name(t) << " (" << st << ", " << r << ", " << c << ")";
+          }
+      // A tile whose rows are one span: the same without slabs.
+      Buffer one = make_buffer("o", Scope::Shared, t, {R, W});
+      const SharedLayout rows{W, S};
       for (std::int64_t r = 0; r < R; ++r)
-        for (std::int64_t c = 0; c < C; ++c) {
-          const std::int64_t off = shared_offset(*b, &l, std::vector<std::int64_t>{st, r, c});
-          ASSERT_TRUE(seen.insert(off).second) << "two elements at " << off;
-          // The box of slab c / W: rows of 128 bytes, from a 1024-byte boundary (R * 128
-          // bytes a slab, a multiple of 1024).
-          const std::int64_t box = (st * C / W + c / W) * R * 128, dense = box + r * 128 + (c % W) * e;
-          const std::int64_t hardware = dense ^ (((dense >> 7) & 7) << 4);
-          ASSERT_EQ(off * e, hardware) << name(t) << " (" << st << ", " << r << ", " << c << ")";
+        for (std::int64_t c = 0; c < W; ++c) {
+          const std::int64_t dense = r * S + c * e, hardware = dense ^ (((dense >> 7) & (S / 16 - 1)) << 4);
+          ASSERT_EQ(shared_offset(*one, &rows, std::vector<std::int64_t>{r, c}) * e, hardware);
         }
-  }
+    }
   EXPECT_EQ(to_string(SharedLayout{64, 128, 64}), "rows of 64 swizzled 128 in slabs of 64 columns");
 }
 

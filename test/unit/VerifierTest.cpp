@@ -1,6 +1,6 @@
 // The IR verifier (lib/ir/Verifier.h) on the statements of Hopper's copy engine: a bulk
-// copy's or bulk store's shared tile must be in the 128-byte swizzle from a 1024-byte
-// boundary, its tensor map one of the kernel's, of a tensor parameter, with a coordinate
+// copy's or bulk store's shared tile must be in a swizzle (its map's) from a multiple of 8
+// of its spans, its tensor map one of the kernel's, of a tensor parameter, with a coordinate
 // per dimension, a bulk copy's map not an optional one (which a launch may not have), and
 // the mask of missing maps declared exactly where a map is optional; a bulk store's commit
 // or wait names a shared tile. A well-formed kernel passes; each defect is reported.
@@ -67,21 +67,31 @@ TEST(Verifier, BulkStoreWithACoordinateMissing) {
 }
 
 TEST(Verifier, BulkStoreFromATileNotInTheSwizzle) {
-  // Padded rows, and the swizzle without the 1024-byte boundary.
-  for (SharedLayout l : {SharedLayout{136, 0, 0, 0}, SharedLayout{64, 128, 64, 16}}) {
+  // Padded rows, and the swizzles without the boundary of 8 of their spans.
+  for (SharedLayout l : {SharedLayout{136, 0, 0, 0}, SharedLayout{64, 128, 64, 16}, SharedLayout{32, 64, 32, 256}}) {
     Kernel k = with_tile([](const Buffer &, const Buffer &t) {
       return std::vector<Stmt>{store_of(t, 0, {int_imm(0), int_imm(0)})};
     }, l);
-    EXPECT_NE(first_problem(k).find("not a shared tile in the 128-byte swizzle"), std::string::npos)
+    EXPECT_NE(first_problem(k).find("not a shared tile in a swizzle from a multiple of 8 of its spans"),
+              std::string::npos)
         << first_problem(k);
   }
+}
+
+TEST(Verifier, BulkStoreInAnotherSwizzleThanItsMap) {
+  // The tile in the 64-byte swizzle, its map in the 128-byte one.
+  Kernel k = with_tile([](const Buffer &, const Buffer &t) {
+    return std::vector<Stmt>{store_of(t, 0, {int_imm(0), int_imm(0)})};
+  }, SharedLayout{32, 64, 32, 512});
+  EXPECT_NE(first_problem(k).find("in the 64-byte swizzle through tensor map 0 of the 128-byte one"), std::string::npos)
+      << first_problem(k);
 }
 
 TEST(Verifier, BulkStoreFromAFragment) {
   Kernel k = with_tile([](const Buffer &, const Buffer &t) {
     return std::vector<Stmt>{store_of(t, 0, {int_imm(0), int_imm(0)})};
   }, SharedLayout{64, 128, 64, 1024}, Scope::Fragment);
-  EXPECT_NE(first_problem(k).find("not a shared tile in the 128-byte swizzle"), std::string::npos) << first_problem(k);
+  EXPECT_NE(first_problem(k).find("not a shared tile in a swizzle"), std::string::npos) << first_problem(k);
 }
 
 TEST(Verifier, TensorMapOfAScalarParameter) {

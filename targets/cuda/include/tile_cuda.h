@@ -119,29 +119,13 @@ __device__ __forceinline__ void ldmatrix_x4(unsigned &r0, unsigned &r1, unsigned
                  : "r"(detail::smem_address(p)));
 }
 
-/// mma.sync m16n8k16 with f32 accumulators d0..d3, operands of type T (bf16 or f16): A's
-/// registers a0..a3, B's b0, b1, in the instruction's order.
-template <class T>
-__device__ __forceinline__ void mma_m16n8k16(float &d0, float &d1, float &d2, float &d3, unsigned a0, unsigned a1,
-                                             unsigned a2, unsigned a3, unsigned b0, unsigned b1) {
-  if constexpr (same<T, bf16>::value)
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-                 "{%8, %9}, {%0, %1, %2, %3};\n"
-                 : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)
-                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-  else
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-                 "{%8, %9}, {%0, %1, %2, %3};\n"
-                 : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)
-                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-}
-
-/// A wgmma matrix descriptor (sm_90a) of the shared tile at `p` in the 128-byte swizzle:
-/// start address, leading and stride byte offsets (each in 16-byte units), layout type 1
-/// (targets/cuda/HOPPER-NOTES.md, section 1).
-__device__ __forceinline__ uint64_t gmma_desc(const void *p, uint32_t lbo, uint32_t sbo) {
+/// A wgmma matrix descriptor (sm_90a) of the shared tile at `p`: start address, leading and
+/// stride byte offsets (each in 16-byte units), and the layout type of its swizzle (1: 128
+/// bytes, 2: 64, 3: 32) (targets/cuda/HOPPER-NOTES.md, section 1).
+__device__ __forceinline__ uint64_t gmma_desc(const void *p, uint32_t lbo, uint32_t sbo, uint32_t swizzle) {
   const uint64_t start = (detail::smem_address(p) & 0x3FFFF) >> 4;
-  return start | (uint64_t((lbo & 0x3FFFF) >> 4) << 16) | (uint64_t((sbo & 0x3FFFF) >> 4) << 32) | (uint64_t(1) << 62);
+  return start | (uint64_t((lbo & 0x3FFFF) >> 4) << 16) | (uint64_t((sbo & 0x3FFFF) >> 4) << 32) |
+         (uint64_t(swizzle & 3) << 62);
 }
 /// wgmma's ordering (sm_90a): fence before a batch, commit it, wait for all but Pending.
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }

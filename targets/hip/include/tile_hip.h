@@ -96,27 +96,27 @@ using namespace tile_gpu;
 // registers and addresses each lane passes is decided in the IR (lib/transforms/LowerMma).
 // ---------------------------------------------------------------------------------------
 
-/// v_mfma_f32_16x16x16 (bf16_1k or f16) with f32 accumulators d0..d3 of a 16 x 16 tile:
-/// the lane's four elements of A (a0: the first two, low half first) and of B.
-template <class T>
-__device__ __forceinline__ void mfma_16x16x16(float &d0, float &d1, float &d2, float &d3, unsigned a0, unsigned a1,
-                                              unsigned b0, unsigned b1) {
-  typedef float f32x4 __attribute__((ext_vector_type(4)));
-  typedef unsigned u32x2 __attribute__((ext_vector_type(2)));
-  const u32x2 a = {a0, a1}, b = {b0, b1};
-  f32x4 d = {d0, d1, d2, d3};
-  if constexpr (same<T, bf16>::value) {
-    typedef short bf16x4 __attribute__((ext_vector_type(4)));
-    d = __builtin_amdgcn_mfma_f32_16x16x16bf16_1k(__builtin_bit_cast(bf16x4, a), __builtin_bit_cast(bf16x4, b), d, 0, 0,
-                                                  0);
-  } else {
-    typedef _Float16 f16x4 __attribute__((ext_vector_type(4)));
-    d = __builtin_amdgcn_mfma_f32_16x16x16f16(__builtin_bit_cast(f16x4, a), __builtin_bit_cast(f16x4, b), d, 0, 0, 0);
-  }
-  d0 = d[0];
-  d1 = d[1];
-  d2 = d[2];
-  d3 = d[3];
-}
+/// The operands of an MFMA instruction of four 16-bit elements a lane, as its builtin takes them.
+typedef short mfma_bf16x4 __attribute__((ext_vector_type(4)));
+typedef _Float16 mfma_f16x4 __attribute__((ext_vector_type(4)));
+typedef float mfma_f32x4 __attribute__((ext_vector_type(4)));
+typedef unsigned mfma_u32x2 __attribute__((ext_vector_type(2)));
 
 } // namespace tile_hip
+
+/// An MFMA instruction (BUILTIN, the compiler's builtin of it, whose operands are of vector
+/// type V) with f32 accumulators d0..d3 of the lane, and the lane's four elements of A and of
+/// B each in two 32-bit registers (the first element in the low half of the first). The
+/// instruction a gemm runs on is chosen in the IR (lib/transforms/LowerMma), which the
+/// codegen prints here.
+#define TILE_HIP_MFMA_F32X4(BUILTIN, V, d0, d1, d2, d3, a0, a1, b0, b1)                                             \
+  do {                                                                                                            \
+    const tile_hip::mfma_u32x2 mfma_a_ = {(a0), (a1)}, mfma_b_ = {(b0), (b1)};                                    \
+    tile_hip::mfma_f32x4 mfma_d_ = {(d0), (d1), (d2), (d3)};                                                      \
+    mfma_d_ = BUILTIN(__builtin_bit_cast(V, mfma_a_), __builtin_bit_cast(V, mfma_b_), mfma_d_, 0, 0, 0);         \
+    (d0) = mfma_d_[0];                                                                                            \
+    (d1) = mfma_d_[1];                                                                                            \
+    (d2) = mfma_d_[2];                                                                                            \
+    (d3) = mfma_d_[3];                                                                                            \
+  } while (0)
+

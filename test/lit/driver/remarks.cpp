@@ -58,11 +58,11 @@ namespace T = tile;
 [[tile::kernel]] void fallbacks(T::tensor<float, 2> Y) {
   auto [bx] = T::grid(1);
   T::shared<float, 32, 32> a, b;
-  T::fragment<float, 32, 32> c;      // expected-remark {{[cuda:sm_90a] fragment 'c' in shared memory: the accumulator of a gemm on FMA (operands are f32 and f32; tensor cores take two bf16 or two f16 operands)}}
+  T::fragment<float, 32, 32> c;      // expected-remark {{[cuda:sm_90a] fragment 'c' in shared memory: the accumulator of a gemm on FMA (operands are f32 and f32; tensor cores take two bf16, two f16 or two 8-bit float operands)}}
   T::fragment<float, 32, 4> t;       // expected-remark {{[cuda:sm_90a] fragment 't' in shared memory: indexed in a parallel loop by other than the loop's variables in order}}
   T::fragment<float, 4, 32> u;       // expected-remark {{[cuda:sm_90a] fragment 'u' in registers: matrix(4x32, vec 1, 4x32 threads)}}
   T::fragment<float, 128, 128> huge; // expected-remark {{[cuda:sm_90a] fragment 'huge' in shared memory: needs 128 registers per thread, more than the 64 a fragment may take}}
-  T::gemm(a, b, c); // expected-remark {{[cuda:sm_90a] gemm on FMA: operands are f32 and f32; tensor cores take two bf16 or two f16 operands}}
+  T::gemm(a, b, c); // expected-remark {{[cuda:sm_90a] gemm on FMA: operands are f32 and f32; tensor cores take two bf16, two f16 or two 8-bit float operands}}
   for (auto [i, j] : T::parallel(4, 32))
     u(i, j) = t(j, i);
   T::clear(huge);

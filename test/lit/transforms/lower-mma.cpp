@@ -5,7 +5,8 @@
 // into the accumulator's registers, in the order its layout gives them. A first operand in
 // registers is the mma's A as it is (pairs of bf16 slots), and B's next k step is loaded
 // before this one's mma. The warp grid is fixed by the gemms' policies and tile shapes.
-// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-print-before=lower-mma \
+// (sm_80: mma.sync; lit targets/cuda/wgmma.cpp has the warpgroup instruction.)
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_80 -fplugin-arg-tile-print-before=lower-mma \
 // RUN:   -fplugin-arg-tile-print-after=lower-mma -fplugin-arg-tile-stop-after=lower-mma %s 2>&1 \
 // RUN:   | FileCheck %s
 

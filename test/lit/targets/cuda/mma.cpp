@@ -29,7 +29,7 @@ namespace T = tile;
 // CHECK: for (int32_t an = 0; an < 4; ++an) {
 // CHECK-NEXT: tile_cuda::ldmatrix_x4<true>(b_frag[an * 4], b_frag[an * 4 + 1], b_frag[an * 4 + 2], b_frag[an * 4 + 3], Bs + ((ks * 16 + tid % 32 / 8 % 2 * 8 + tid % 32 % 8) * 136 + (tid / 64 * 64 + an * 2 * 8 + tid % 32 / 8 / 2 * 8)));
 // CHECK: for (int32_t an_1 = 0; an_1 < 8; ++an_1) {
-// CHECK-NEXT: tile_cuda::mma_m16n8k16<tile_cuda::bf16>(acc[(am_1 * 8 + an_1) * 2 * 2], acc[(am_1 * 8 + an_1) * 2 * 2 + 1], acc[((am_1 * 8 + an_1) * 2 + 1) * 2], acc[((am_1 * 8 + an_1) * 2 + 1) * 2 + 1], a_frag[am_1 * 4], a_frag[am_1 * 4 + 1], a_frag[am_1 * 4 + 2], a_frag[am_1 * 4 + 3], b_frag[an_1 * 2], b_frag[an_1 * 2 + 1]);
+// CHECK-NEXT: asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n" : "+f"(acc[(am_1 * 8 + an_1) * 2 * 2]), "+f"(acc[(am_1 * 8 + an_1) * 2 * 2 + 1]), "+f"(acc[((am_1 * 8 + an_1) * 2 + 1) * 2]), "+f"(acc[((am_1 * 8 + an_1) * 2 + 1) * 2 + 1]) : "r"(a_frag[am_1 * 4]), "r"(a_frag[am_1 * 4 + 1]), "r"(a_frag[am_1 * 4 + 2]), "r"(a_frag[am_1 * 4 + 3]), "r"(b_frag[an_1 * 2]), "r"(b_frag[an_1 * 2 + 1]));
 // The epilogue writes each thread's accumulators where the instruction put them: two rows
 // (vh) of two adjacent columns (vl) per atom, the pair as one 8-byte store (f32) where C
 // allows it.
@@ -62,7 +62,7 @@ namespace T = tile;
 // CHECK: for (int32_t ks_1 = 0; ks_1 < 4; ++ks_1) {
 // CHECK-NEXT: if (ks_1 + 1 < 4) {
 // CHECK: tile_cuda::ldmatrix_x4<true>(b_frag_1[(ks_1 + 1) % 2 * 16 + an_3 * 4],
-// CHECK: tile_cuda::mma_m16n8k16<tile_cuda::bf16>(o[(am_2 * 8 + an_4) * 2 * 2], {{.*}}, tile_cuda::pack2(p[(am_2 * 8 + ks_1 * 2) * 2 * 2], p[(am_2 * 8 + ks_1 * 2) * 2 * 2 + 1]), {{.*}}, b_frag_1[ks_1 % 2 * 16 + an_4 * 2], b_frag_1[ks_1 % 2 * 16 + (an_4 * 2 + 1)]);
+// CHECK: asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {{.*}} : "+f"(o[(am_2 * 8 + an_4) * 2 * 2]), {{.*}} : "r"(tile_cuda::pack2(p[(am_2 * 8 + ks_1 * 2) * 2 * 2], p[(am_2 * 8 + ks_1 * 2) * 2 * 2 + 1])), {{.*}}, "r"(b_frag_1[ks_1 % 2 * 16 + an_4 * 2]), "r"(b_frag_1[ks_1 % 2 * 16 + (an_4 * 2 + 1)]));
 [[tile::kernel]] void p_in_registers(T::tensor<const T::bf16, 2> Q, T::tensor<float, 2> O) {
   auto [bx] = T::grid(1);
   T::shared<T::bf16, 64, 64> Qs, Ks, Vs;

@@ -14,7 +14,7 @@
 // CHECK-DAG: pingpong-refusals.cpp:45:3: remark: [cuda:sm_90a] warpgroups do not take turns at the tensor cores: the loop writes fragment 't', which is in shared memory
 // CHECK-DAG: remark: [cuda:sm_90a] fragment 't' in shared memory
 // CHECK-DAG: pingpong-refusals.cpp:71:3: remark: [cuda:sm_90a] warpgroups do not take turns at the tensor cores: the loop writes shared memory ('Ws')
-// CHECK-DAG: pingpong-refusals.cpp:93:3: remark: [cuda:sm_90a] warpgroups do not take turns at the tensor cores: the kernel has 1 consumer warpgroups (it takes two)
+// CHECK-DAG: pingpong-refusals.cpp:93:3: remark: [cuda:sm_90a] warpgroups do not take turns at the tensor cores: the kernel has 1 consumer warpgroup (it takes two)
 // CHECK-DAG: pingpong-refusals.cpp:112:3: remark: [cuda:sm_90a] warpgroups do not take turns at the tensor cores: nothing runs between its two gemms
 // CHECK-DAG: pingpong-refusals.cpp:133:3: remark: [cuda:sm_90a] warpgroups do not take turns at the tensor cores: the loop's body has 3 wgmma gemms (it takes two at its top level)
 // CHECK-DAG: pingpong-refusals.cpp:157:3: remark: [cuda:sm_90a] warpgroups do not take turns at the tensor cores: the loop's body has a gemm inside another statement (it takes two at its top level)

@@ -6,7 +6,7 @@
 // cannot take say why. nvcc's PTX has the bulk tensor copies, the mbarriers and setmaxnreg.
 // RUN: %tile-cxx -fplugin-arg-tile-bulk-store=off -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a+sm_80 -fplugin-arg-tile-remarks \
 // RUN:   -fplugin-arg-tile-overlap-gemms=on %s 2>&1 | FileCheck %s --check-prefix=REMARKS
-// REMARKS-DAG: warp-specialize.cpp:207:3: remark: [cuda:sm_90a] pipelined loop: 3 stages, the copies into 'As', 'Bs' are bulk tensor copies (TMA, 128-byte swizzle) by a producer warpgroup of 128 threads (40 registers each); the 256 consumer threads take 232 registers each and hand stages back through mbarriers
+// REMARKS-DAG: warp-specialize.cpp:209:3: remark: [cuda:sm_90a] pipelined loop: 3 stages, the copies into 'As', 'Bs' are bulk tensor copies (TMA, 128-byte swizzle) by a producer warpgroup of 128 threads (40 registers each); the 256 consumer threads take 232 registers each and hand stages back through mbarriers
 // REMARKS-DAG: remark: [cuda:sm_80] pipelined loop: 3 stages, the copies into 'As', 'Bs' run 2 iterations ahead
 // REMARKS-DAG: remark: [cuda:sm_90a] pipelined loop not warp-specialized: the kernel has a device_assert, which ends a thread early
 // REMARKS-DAG: remark: [cuda:sm_90a] pipelined loop not warp-specialized: it is inside another statement (only a loop at the top of the kernel's body is)
@@ -15,21 +15,23 @@
 // REMARKS-DAG: remark: [cuda:sm_90a] pipelined loop not warp-specialized: 'As', which it copies into, is used outside the loop
 // REMARKS-DAG: remark: [cuda:sm_90a] pipelined loop not warp-specialized: the copy into 'Bs' reads 'B', which is not a tensor of const
 // REMARKS-DAG: remark: [cuda:sm_90a] pipelined loop: 2 stages, the copies into 'As', 'Bs' are bulk tensor copies
-// REMARKS-DAG: remark: [cuda:sm_90a] pipelined loop: 3 stages, the copies into 'As', 'Bs' are bulk tensor copies (TMA, 128-byte swizzle) by a producer warpgroup of 128 threads; the 128 consumer threads hand stages back through mbarriers
-// REMARKS-DAG: warp-specialize.cpp:403:5: remark: [cuda:sm_90a] gemm overlapped with the next iteration: issued after that iteration's first gemm, it runs while 1 of the 3 statements between them do, and is waited for before those that touch 'acc', 'p'
-// REMARKS-DAG: warp-specialize.cpp:483:5: remark: [cuda:sm_90a] gemm not overlapped with the next iteration: 2 stages, and it would hold a stage the producer fills next (3 or more overlap it: write stages(3))
-// REMARKS-DAG: warp-specialize.cpp:403:5: remark: [cuda:sm_90a] gemm not overlapped with the next iteration: every statement between the gemms touches what the last one reads or writes
+// REMARKS-DAG: warp-specialize.cpp:320:3: remark: [cuda:sm_90a] pipelined loop: 3 stages, the copies into 'As', 'Bs' are bulk tensor copies (TMA, 128-byte swizzle) by a producer warpgroup of 128 threads (40 registers each); the 128 consumer threads take 120 registers each and hand stages back through mbarriers
+// REMARKS-DAG: warp-specialize.cpp:320:3: remark: [cuda:sm_90a] 3 blocks an SM expected (4 would leave the consumers 88 registers a thread, of about 96 they need): 80 registers a thread at launch, the consumers' 120 for about 96 a consumer needs
+// REMARKS-DAG: warp-specialize.cpp:209:3: remark: [cuda:sm_90a] 1 block an SM expected (2 would need 334424 bytes of shared memory at most, of the SM's 233472): 168 registers a thread at launch, the consumers' 232 for about 128 a consumer needs
+// REMARKS-DAG: warp-specialize.cpp:406:5: remark: [cuda:sm_90a] gemm overlapped with the next iteration: issued after that iteration's first gemm, it runs while 1 of the 3 statements between them do, and is waited for before those that touch 'acc', 'p'
+// REMARKS-DAG: warp-specialize.cpp:486:5: remark: [cuda:sm_90a] gemm not overlapped with the next iteration: 2 stages, and it would hold a stage the producer fills next (3 or more overlap it: write stages(3))
+// REMARKS-DAG: warp-specialize.cpp:406:5: remark: [cuda:sm_90a] gemm not overlapped with the next iteration: every statement between the gemms touches what the last one reads or writes
 // REMARKS-DAG: remark: [cuda:sm_90a] gemm not overlapped with the next iteration: the last gemm uses 'p', which the loop's body declares
 // REMARKS-DAG: remark: [cuda:sm_90a] pipelined loop not warp-specialized: 'As', which it copies into, is read by a reduction, a prefix sum or an atomic in the loop (a producer's stages are read by gemms, copies and element accesses)
 // The overlap is asked for (overlap-gemms=on): without it the remark says so.
 // RUN: %tile-cxx -fplugin-arg-tile-bulk-store=off -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-remarks %s 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=NO-OVERLAP
-// NO-OVERLAP: warp-specialize.cpp:403:5: remark: [cuda:sm_90a] gemm not overlapped with the next iteration: -fplugin-arg-tile-overlap-gemms=on asks for it
+// NO-OVERLAP: warp-specialize.cpp:406:5: remark: [cuda:sm_90a] gemm not overlapped with the next iteration: -fplugin-arg-tile-overlap-gemms=on asks for it
 // NO-OVERLAP-NOT: gemm overlapped with
 // stages=N fixes every loop's stages here too.
 // RUN: %tile-cxx -fplugin-arg-tile-bulk-store=off -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-stages=4 \
 // RUN:   -fplugin-arg-tile-remarks %s 2>&1 | FileCheck %s --check-prefix=STAGES4
-// STAGES4: warp-specialize.cpp:207:3: remark: [cuda:sm_90a] pipelined loop: 4 stages, the copies into 'As', 'Bs' are bulk tensor copies
+// STAGES4: warp-specialize.cpp:209:3: remark: [cuda:sm_90a] pipelined loop: 4 stages, the copies into 'As', 'Bs' are bulk tensor copies
 //
 // The pass's IR: the prelude both sides run, the staged buffers and barriers, the roles.
 // RUN: %tile-cxx -fplugin-arg-tile-bulk-store=off -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a \
@@ -152,7 +154,7 @@
 // warp-specialize=off, and tile::warp_specialize(false) in a kernel, keep the cp.async pipeline.
 // RUN: %tile-cxx -fplugin-arg-tile-bulk-store=off -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-warp-specialize=off \
 // RUN:   -fplugin-arg-tile-remarks %s 2>&1 | FileCheck %s --check-prefix=OFF
-// OFF: warp-specialize.cpp:207:3: remark: [cuda:sm_90a] pipelined loop: 3 stages, the copies into 'As', 'Bs' run 2 iterations ahead, issued while the first gemm runs (wgmma)
+// OFF: warp-specialize.cpp:209:3: remark: [cuda:sm_90a] pipelined loop: 3 stages, the copies into 'As', 'Bs' run 2 iterations ahead, issued while the first gemm runs (wgmma)
 // OFF-NOT: bulk tensor copies
 // RUN: %tile-cxx -fplugin-arg-tile-bulk-store=off -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-remarks %s 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=KERNEL-OFF
@@ -305,8 +307,9 @@ template <bool Ask>
 template void scaled<false>(T::tensor<const T::bf16, 2>, T::tensor<const T::bf16, 2>, T::tensor<float, 2>);
 template void scaled<true>(T::tensor<const T::bf16, 2>, T::tensor<const T::bf16, 2>, T::tensor<float, 2>);
 
-// One consumer warpgroup: each thread has nearly the most it may (255) already, so no
-// setmaxnreg split (launched as 256 threads, one block an SM).
+// One consumer warpgroup of small tiles: three blocks an SM (the registers of four would
+// not hold its consumers'), each launched with 80 registers a thread and its consumers
+// raised to 120 by the producer's.
 [[tile::kernel]] void one_group(T::tensor<const T::bf16, 2> A, T::tensor<const T::bf16, 2> B, T::tensor<float, 2> C) {
   const int K = A.size(1);
   auto [bx, by] = T::grid(T::ceildiv(C.size(1), 64), T::ceildiv(C.size(0), 64), T::threads(128));

@@ -1,11 +1,11 @@
 // 8-bit floats on Hopper's wgmma: K-major operands from shared memory (a [M, K], b [N, K]
 // with transpose_b), rows of 128 bytes (128 elements) in the 128-byte swizzle, K = 32 an
-// instruction, either 8-bit kind for each operand; mma.sync (sm_80) has no 8-bit gemm and
+// instruction, either 8-bit kind for each operand; sm_80 has no 8-bit matrix instruction and
 // runs FMA. The lowering is the 16-bit one's with 32 bytes of K a step.
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a+sm_80 -fplugin-arg-tile-remarks %s 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=REMARKS
 // REMARKS-DAG: remark: [cuda:sm_90a] gemm on tensor cores (wgmma.m64n128k32.f8e4m3.f8e5m2, 2 warpgroups, a and b from shared memory)
-// REMARKS-DAG: remark: [cuda:sm_80] gemm on FMA: operands are f8e4m3 and f8e5m2; tensor cores take two bf16 or two f16 operands (and 8-bit floats on sm_90a's wgmma)
+// REMARKS-DAG: remark: [cuda:sm_80] gemm on FMA: operands are f8e4m3 and f8e5m2; tensor cores take two bf16 or two f16 operands
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-print-after=lower-mma %s 2>&1 \
 // RUN:   | FileCheck %s
 // CHECK: for ks in slots(0, 4) {
@@ -16,10 +16,11 @@
 // RUN:   -fplugin-arg-tile-emit-source=%t %s -o %t/fp8.o
 // RUN: %nvcc -ptx -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I%t %t/wgmma-fp8.cu -o - | FileCheck %s --check-prefix=PTX
 // PTX: wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e5m2
-// A b not transposed (N-major), which 8-bit wgmma cannot read: FMA, and the remark says why.
+// A b not transposed (N-major), which neither 8-bit wgmma nor 8-bit mma.sync (whose ldmatrix
+// transposes 16-bit elements only) can read: FMA, and the remark says why for each.
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-remarks -DN_MAJOR %s 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=NMAJOR
-// NMAJOR: remark: [cuda:sm_90a] gemm on FMA: {{.*}}; not wgmma: wgmma takes 8-bit floats K-major from shared memory only: a shared tile a, and b as [N, K] with transpose_b
+// NMAJOR: remark: [cuda:sm_90a] gemm on FMA: ldmatrix transposes 16-bit elements only: 8-bit operands must be K-major (a not transposed, b as [N, K] with transpose_b); not wgmma: wgmma takes 8-bit floats K-major from shared memory only: a shared tile a, and b as [N, K] with transpose_b
 
 #include <tile/tile.h>
 namespace T = tile;

@@ -33,7 +33,7 @@ namespace T = tile;
 // A's four elements of K in one read; B's one at a time, 2 bytes each.
 // CHECK: reinterpret_cast<tile_hip::bytes<8> *>(a_frag + am * 4)[0] = reinterpret_cast<const tile_hip::bytes<8> *>(
 // CHECK: reinterpret_cast<tile_hip::bytes<2> *>(b_frag + (an * 4 + 3))[0] = reinterpret_cast<const tile_hip::bytes<2> *>(
-// CHECK: tile_hip::mfma_16x16x16<tile_hip::bf16>(acc[
+// CHECK: TILE_HIP_MFMA_F32X4(__builtin_amdgcn_mfma_f32_16x16x16bf16_1k, tile_hip::mfma_bf16x4, acc[
 // CHECK-SAME: tile_hip::pack2(a_frag[am_1 * 4], a_frag[am_1 * 4 + 1]), tile_hip::pack2(a_frag[am_1 * 4 + 2], a_frag[am_1 * 4 + 2 + 1]), tile_hip::pack2(b_frag[an_1 * 4], b_frag[an_1 * 4 + 1]), tile_hip::pack2(b_frag[an_1 * 4 + 2], b_frag[an_1 * 4 + 2 + 1]));
 template <int BM = 128, int BN = 128, int BK = 32>
 [[tile::kernel]] void matmul_relu(T::tensor<const T::bf16, 2> A, T::tensor<const T::bf16, 2> B,
