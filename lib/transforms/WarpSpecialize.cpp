@@ -565,6 +565,49 @@ private:
     return Occupancy{};
   }
 
+  /// Where the user left the blocks' order to the compiler (no tile::use_swizzle) and the
+  /// loop's copies read a tile along one grid dimension and another along the other (a
+  /// GEMM's A by the block's row, B by its column): blocks in panels of 8 rows of the grid,
+  /// so that the blocks running together share their tiles in L2.
+  void choose_panels(const std::vector<Stmt> &top, size_t at, const std::vector<BulkCopyPlan> &copies) {
+    if (k_.swizzle_panel != 0 || k_.grid_rank < 2)
+      return;
+    // The block indices each variable declared before the loop reads, through others.
+    std::map<const VarNode *, std::set<const VarNode *>> reads;
+    auto closure = [&](const Expr &e) {
+      std::set<const VarNode *> vars, out;
+      free_vars(e, vars);
+      for (const VarNode *v : vars) {
+        out.insert(v);
+        if (auto it = reads.find(v); it != reads.end())
+          out.insert(it->second.begin(), it->second.end());
+      }
+      return out;
+    };
+    for (size_t i = 0; i < at; ++i)
+      if (auto d = top[i]->as<DeclareNode>(); d && d->init)
+        reads[d->var.get()] = closure(d->init);
+    const VarNode *bx = k_.block_index[0].get(), *by = k_.block_index[1].get();
+    bool by_row = false, by_column = false;
+    std::string names;
+    for (const BulkCopyPlan &p : copies) {
+      std::set<const VarNode *> vars;
+      for (const Expr &b : p.copy->src.begin)
+        for (const VarNode *v : closure(b))
+          vars.insert(v);
+      const bool x = vars.count(bx) > 0, y = vars.count(by) > 0;
+      by_row |= y && !x;
+      by_column |= x && !y;
+      if (x != y)
+        names += (names.empty() ? "'" : ", '") + p.copy->src.buffer->name + "'";
+    }
+    if (!by_row || !by_column)
+      return;
+    k_.swizzle_panel = 8;
+    k_.remarks.push_back({top[at]->loc, "blocks in panels of 8 rows of the grid, which share their tiles of " + names +
+                                            " in L2 (T::use_swizzle(1) keeps the launch's order)"});
+  }
+
   bool specialize(const std::vector<Stmt> &top, size_t at) {
     const ForNode *loop = top[at]->as<ForNode>();
     const int S = stages_of(loop), NT = k_.threads;
@@ -597,6 +640,7 @@ private:
     }
     if (copies.empty())
       return not_specialized(loop, "its body does not start with copies from global into shared memory");
+    choose_panels(top, at, copies);
     // (Work besides the gemms, attention's softmax, is taken too: on the H200 attention ran
     // 1.15-1.31x faster warp-specialized than with its cp.async pipeline at two blocks an SM,
     // bench/NOTES.md session 22.)
@@ -1237,6 +1281,9 @@ private:
           for (auto &c : consumers)
             body.push_back(work.mutate(c));
         }
+        // (Handing each stage back an iteration late, after waiting until only the latest
+        // gemm runs, cost the GEMM example 6% at 8192^3 on an H100: a stage less of
+        // prefetch; bench/NOTES.md session 29.)
         body.push_back(hand_back(0, it));
       } else {
         // Iteration 0 first: [before, first gemm, its wait, the statements between]. Then

@@ -1468,13 +1468,14 @@ class Gen:
                     self.def_buf(acc, 0, 0)
         if not do_gemm or self.chance(0.35):
             st = self.new_stat(ctx)
-        # over['wgmma']: operands Hopper's warpgroup instruction takes (a not transposed,
-        # 16-bit, b in shared memory), for the batches that exercise wgmma (gpu-fuzz-wgmma).
+        # over['wgmma']: operands Hopper's warpgroup instruction takes (16-bit, b in shared
+        # memory; a and b transposed or not), for the batches that exercise wgmma
+        # (gpu-fuzz-wgmma).
         wg = self.over.get('wgmma')
         ta, tb = self.chance(0.3), self.chance(0.3)
         ot = self.pick(['bf16', 'f16', 'f32'], [40, 30, 30])
         if wg:
-            ta, ot = False, self.pick(['bf16', 'f16'])
+            ot = self.pick(['bf16', 'f16'])
         elif self.over.get('mfma'):
             # over['mfma']: 16-bit operands, which AMD's matrix cores take (fuzz-hip-mfma-build).
             ot = self.pick(['bf16', 'f16'])
@@ -1745,6 +1746,11 @@ class Gen:
             self.BK = 8
         self.threads = self.pick([32, 64, 96, 128, 160, 192, 256, 384, 512, 40, 50, 100, 200, 300],
                                  [8, 10, 6, 20, 4, 4, 10, 3, 4, 2, 2, 2, 2, 2])
+        if self.over.get('wgmma'):
+            # wgmma batches: K tiles of 16, 32 and 64 (the 32-, 64- and 128-byte swizzles), and
+            # two warpgroups as often as one (a 64-row accumulator then splits along N).
+            self.BK = self.pick([16, 32, 64])
+            self.threads = self.pick([128, 256])
         self.BM, self.BN, self.BK = self.over.get('BM', self.BM), self.over.get('BN', self.BN), self.over.get('BK', self.BK)
         self.threads = self.over.get('threads', self.threads)
 
