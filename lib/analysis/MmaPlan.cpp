@@ -132,17 +132,14 @@ std::optional<MmaShape> warpgroup_plan(const GemmNode &g, int threads, const Tar
     return refuse(why_not, "the block's threads are not whole warpgroups");
   const int groups = threads / warpgroup;
   const std::int64_t M = c->extent(0), N = c->extent(1);
-  // The swizzle of each shared tile (the widest its rows take); an MN-major operand's
-  // instruction reads whole slabs of it.
-  const int sb = descriptor_swizzle(atom, *b), sa = descriptor_swizzle(atom, *a);
+  // Each shared tile in a swizzle its rows take; an MN-major operand's instruction reads
+  // whole slabs of it (descriptor_swizzle).
+  const int sa = descriptor_swizzle(atom, *a, a_mn ? atom.m * e : 0), sb = descriptor_swizzle(atom, *b);
   if (sa == 0 || sb == 0) {
     const BufferNode &x = sa == 0 ? *a : *b;
     return refuse(why_not, "the rows of '" + x.name + "' are " + std::to_string(x.extent(1) * e) +
                                " bytes, which no swizzle of wgmma's divides (" + swizzles_taken(atom) + " bytes)");
   }
-  if (a_mn && (atom.m * e) % sa != 0)
-    return refuse(why_not, "a transposed '" + a->name + "' in slabs of " + std::to_string(sa) +
-                               " bytes, which an instruction's " + std::to_string(atom.m) + " rows do not fill");
   if (M % atom.m != 0)
     return refuse(why_not, "M = " + std::to_string(M) + " is not a multiple of " + std::to_string(atom.m) +
                                " (the instruction's rows)");
@@ -163,9 +160,9 @@ std::optional<MmaShape> warpgroup_plan(const GemmNode &g, int threads, const Tar
                         " is not a multiple of " + std::to_string(atom.n_step) + " up to " +
                         std::to_string(atom.max_n) + (gn > 1 ? " each" : ""),
              false;
-    if (b_mn && (n * e) % sb != 0)
-      return grid_why = "N = " + std::to_string(n) + " an instruction does not fill whole " + std::to_string(sb) +
-                        "-byte slabs of '" + b->name + "' (b not transposed)",
+    if (b_mn && descriptor_swizzle(atom, *b, n * e) == 0)
+      return grid_why = "N = " + std::to_string(n) + " an instruction does not fill a whole span of a swizzle (" +
+                        swizzles_taken(atom) + " bytes) of '" + b->name + "' (b not transposed)",
              false;
     if (M * N / threads > target.max_accumulator_registers)
       return grid_why = "the accumulator takes more than " + std::to_string(target.max_accumulator_registers) +
@@ -173,16 +170,17 @@ std::optional<MmaShape> warpgroup_plan(const GemmNode &g, int threads, const Tar
              false;
     return true;
   };
+  // (Where the policy's grid does not fit, any other that does, as warp_grid.)
   int gm = 0;
   if (g.policy == WarpPolicy::FullCol)
     gm = fits(1) ? 1 : 0;
   else if (g.policy == WarpPolicy::FullRow)
     gm = fits(groups) ? groups : 0;
-  else
-    for (int x = groups; x >= 1 && gm == 0; --x)
-      gm = fits(x) ? x : 0;
+  const std::string policy_why = grid_why;
+  for (int x = groups; x >= 1 && gm == 0; --x)
+    gm = fits(x) ? x : 0;
   if (gm == 0)
-    return refuse(why_not, grid_why);
+    return refuse(why_not, policy_why.empty() ? grid_why : policy_why);
   MmaShape s{MmaShape::C, M, N, atom.warps * gm, groups / gm, atom.accumulator.rows, atom.accumulator.cols};
   s.group_warps = atom.warps;
   return s;
@@ -213,18 +211,24 @@ std::string types_taken(const std::vector<MmaAtomRef> &atoms) {
 
 } // namespace
 
-int descriptor_swizzle(const MmaAtom &atom, const BufferNode &tile) {
+int descriptor_swizzle(const MmaAtom &atom, const BufferNode &tile, std::int64_t mn_bytes) {
   const std::int64_t row = tile.extent(tile.rank() - 1) * bytes(tile.dtype);
   for (auto &[swizzle, code] : atom.swizzles)
-    if (row % swizzle == 0)
+    if (row % swizzle == 0 && (mn_bytes == 0 || mn_bytes % swizzle == 0))
       return swizzle;
   return 0;
 }
 
-SharedLayout descriptor_layout(const MmaAtom &atom, const BufferNode &tile) {
-  const int s = descriptor_swizzle(atom, tile);
-  const std::int64_t span = s / bytes(tile.dtype), cols = tile.extent(tile.rank() - 1);
-  return SharedLayout{span, s, cols > span ? span : 0, 8 * s};
+SharedLayout descriptor_layout(const BufferNode &tile, int swizzle) {
+  const std::int64_t span = swizzle / bytes(tile.dtype), cols = tile.extent(tile.rank() - 1);
+  return SharedLayout{span, swizzle, cols > span ? span : 0, 8 * swizzle};
+}
+
+std::pair<int, int> descriptor_swizzles(const GemmNode &g, const MmaShape &shape, const MmaAtom &atom) {
+  const int e = bytes(g.b.buffer->dtype);
+  const std::int64_t n = shape.cols / shape.warps_n; // an instruction's columns
+  return {descriptor_swizzle(atom, *g.a.buffer, g.transpose_a ? atom.m * e : 0),
+          descriptor_swizzle(atom, *g.b.buffer, g.transpose_b ? 0 : n * e)};
 }
 
 std::optional<MmaShape> plan_mma(const GemmNode &g, int threads, const Target &target, const MmaAtom &atom,

@@ -20,11 +20,16 @@ std::optional<ir::MmaShape> plan_mma(const ir::GemmNode &g, int threads, const i
                                      const ir::MmaAtom &atom, std::string &why_not);
 
 /// The swizzle (bytes) of a shared tile that `atom` reads through descriptors: the widest
-/// of its swizzles that divides the tile's rows (its last dimension); 0 where none does.
-int descriptor_swizzle(const ir::MmaAtom &atom, const ir::BufferNode &tile);
-/// Such a tile's layout: its rows in slabs of one swizzle span (rows of one span where they
-/// are that wide), from a multiple of 8 spans (where the swizzle counts from).
-ir::SharedLayout descriptor_layout(const ir::MmaAtom &atom, const ir::BufferNode &tile);
+/// of its swizzles that divides the tile's rows (its last dimension) and, for an MN-major
+/// operand (`mn_bytes` > 0), the bytes one instruction reads along M or N (whole slabs); 0
+/// where none does. A narrower swizzle divides whatever a wider one does: a tile that
+/// several gemms read takes the narrowest of theirs.
+int descriptor_swizzle(const ir::MmaAtom &atom, const ir::BufferNode &tile, std::int64_t mn_bytes = 0);
+/// The swizzles of gemm `g`'s operands a and b on `atom` with accumulator `shape`.
+std::pair<int, int> descriptor_swizzles(const ir::GemmNode &g, const ir::MmaShape &shape, const ir::MmaAtom &atom);
+/// A tile's layout in `swizzle`: its rows in slabs of one swizzle span (rows of one span
+/// where they are that wide), from a multiple of 8 spans (where the swizzle counts from).
+ir::SharedLayout descriptor_layout(const ir::BufferNode &tile, int swizzle);
 
 /// The atom gemm `g` runs on, of `atoms` in order (the first that takes it), with its shape;
 /// nothing where none does. `why_not` receives, for the atoms before the chosen one (or all

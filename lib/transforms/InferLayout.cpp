@@ -556,16 +556,26 @@ private:
       // The atoms it may take: the warpgroup ones where asked for, and those that read
       // shared tiles through descriptors only where no annotate_layout fixed the tiles'.
       std::vector<MmaAtomRef> atoms;
-      const bool annotated = annotated_.count(g->a.buffer.get()) || annotated_.count(g->b.buffer.get());
-      for (const MmaAtomRef &a : target_.gemm_atoms(options_.warpgroup_mma))
+      const BufferNode *annotated = annotated_.count(g->a.buffer.get())   ? g->a.buffer.get()
+                                    : annotated_.count(g->b.buffer.get()) ? g->b.buffer.get()
+                                                                          : nullptr;
+      std::vector<std::pair<std::string, std::string>> left_out;
+      for (const MmaAtomRef &a : target_.gemm_atoms(options_.warpgroup_mma)) {
         if (a->read != OperandRead::Descriptor || !annotated)
           atoms.push_back(a);
+        else if (a->takes(g->a.buffer->dtype, g->b.buffer->dtype) &&
+                 std::none_of(left_out.begin(), left_out.end(), [&](auto &w) { return w.first == a->family; }))
+          left_out.emplace_back(a->family, "annotate_layout fixes the layout of " + quoted(annotated) +
+                                               ", which it reads in its own");
+      }
       if (!options_.tensor_cores) {
         site.why_not = {{"", "-fplugin-arg-tile-gemm=fma asks for FMA"}};
       } else if (auto choice = analysis::choose_mma(*g, k_.threads, target_, atoms, site.why_not)) {
         site.atom = choice->atom;
         site.mma = choice->shape;
       }
+      if (options_.tensor_cores)
+        site.why_not.insert(site.why_not.begin(), left_out.begin(), left_out.end());
       if (site.mma && g->transpose_a)
         to_shared(g->a.buffer.get(), "operand a of a tensor-core gemm with transpose_a, which " +
                                          site.atom->operand_load + " reads from shared memory");
@@ -757,18 +767,28 @@ Kernel infer_layout(const Kernel &kernel, const Target &target, const InferLayou
     }
   });
   // Atoms that read their operands through descriptors (wgmma) read them in a hardware
-  // swizzle: each tile's rows in slabs of one swizzle span (the widest its rows take),
-  // each slab on the boundary the swizzle counts from (ir/SharedLayout.h).
+  // swizzle: each tile's rows in slabs of one swizzle span (the narrowest of those its gemms
+  // take, analysis::descriptor_swizzle), each slab on the boundary the swizzle counts from
+  // (ir/SharedLayout.h).
+  std::map<const BufferNode *, int> swizzle;
+  auto take = [&](const BufferNode *b, int s) {
+    auto [it, fresh] = swizzle.emplace(b, s);
+    if (!fresh)
+      it->second = std::min(it->second, s);
+  };
   for_each_node(k.body, nullptr, [&](const Stmt &s) {
     auto g = s->as<GemmNode>();
     if (!g || !g->atom || g->atom->read != OperandRead::Descriptor)
       return;
+    auto [sa, sb] = analysis::descriptor_swizzles(*g, *k.layouts.at(g->c.buffer.get()).mma, *g->atom);
     // a in shared memory: a shared tile, or a fragment that is not in registers (sent to
     // shared memory after the plan took it in registers; any K takes a swizzle).
     if (!k.layouts.count(g->a.buffer.get()))
-      k.shared_layouts[g->a.buffer.get()] = analysis::descriptor_layout(*g->atom, *g->a.buffer);
-    k.shared_layouts[g->b.buffer.get()] = analysis::descriptor_layout(*g->atom, *g->b.buffer);
+      take(g->a.buffer.get(), sa);
+    take(g->b.buffer.get(), sb);
   });
+  for (auto &[b, s] : swizzle)
+    k.shared_layouts[b] = analysis::descriptor_layout(*b, s);
   // ldmatrix reads 16 bytes (the target's operand_row_bytes) from each of 8 rows at once:
   // rows an even number of such units apart share banks. One more unit per row spreads
   // them over all banks.

@@ -1056,6 +1056,17 @@ private:
         const std::int64_t align = store_layout(*p).alignment;
         const std::int64_t tile_bytes = k_.storage_elements(tile.get()) * bytes(dst->dtype);
         const std::int64_t after = used + align - 1 + tile_bytes;
+        // (Blocks an SM come first: a block that waits for its loads is covered by another
+        // one, where the store's tile would leave no room for it.)
+        const int only = persistent ? 1 : 0;
+        if (const int with = occupancy(only, after).blocks, without = occupancy(only, used).blocks; with < without) {
+          k_.shared_layouts.erase(tile.get());
+          k_.remarks.push_back({c->loc, "copy into " + name + " not a bulk tensor store: its shared tile of " +
+                                            std::to_string(tile_bytes) + " bytes would leave room for " +
+                                            std::to_string(with) + (with == 1 ? " block" : " blocks") + " an SM, not " +
+                                            std::to_string(without)});
+          continue;
+        }
         if (t_.max_shared_bytes > 0 && after > t_.max_shared_bytes) {
           k_.shared_layouts.erase(tile.get());
           k_.remarks.push_back({c->loc, "copy into " + name + " not a bulk tensor store: its shared tile of " +

@@ -29,6 +29,7 @@ EXPECTED = {
     'targets/cuda/wgmma.cpp': LDS,
     'targets/cuda/wgmma-fp8.cpp': LDS,
     'targets/cuda/occupancy.cpp': LDS,               # the attention example's 64 x 64 tiles
+    'targets/cuda/wgmma-forms.cpp': LDS,             # MLA's 64 x 512 latent tile
 }
 
 

@@ -450,10 +450,14 @@ void check_warpgroup(const GroupCase &cs) {
   Memory mem;
   const int e = bytes(cs.b_type), kstep = 32 / e;
   // Each shared operand in the layout infer-layout gives it.
+  // (mn_bytes: what an MN-major operand's instruction reads along M or N.)
   auto operand = [&](const std::string &name, std::int64_t rows, std::int64_t cols,
-                     const std::function<double(std::int64_t, std::int64_t)> &value, ScalarType type) {
+                     const std::function<double(std::int64_t, std::int64_t)> &value, ScalarType type,
+                     std::int64_t mn_bytes) {
     Buffer shape_of = make_buffer(name, Scope::Shared, type, {rows, cols});
-    return shared_operand(k, mem, name, rows, cols, analysis::descriptor_layout(*atom, *shape_of), cs.stages, value,
+    const int swizzle = analysis::descriptor_swizzle(*atom, *shape_of, mn_bytes);
+    EXPECT_NE(swizzle, 0) << name;
+    return shared_operand(k, mem, name, rows, cols, analysis::descriptor_layout(*shape_of, swizzle), cs.stages, value,
                           type);
   };
   MmaShape shape{MmaShape::C, M, cs.N, 4 * gm, cs.groups_n};
@@ -471,11 +475,12 @@ void check_warpgroup(const GroupCase &cs) {
       a_regs[where.first][where.second] = A[idx[0]][idx[1]];
     ra = full_region(p);
   } else {
-    ra = cs.ta ? operand("As", K, M, [&](auto i, auto j) { return A[j][i]; }, cs.a_type)
-               : operand("As", M, K, [&](auto i, auto j) { return A[i][j]; }, cs.a_type);
+    ra = cs.ta ? operand("As", K, M, [&](auto i, auto j) { return A[j][i]; }, cs.a_type, 64 * e)
+               : operand("As", M, K, [&](auto i, auto j) { return A[i][j]; }, cs.a_type, 0);
   }
-  Region rb = cs.tb ? operand("Bs", cs.N, K, [&](auto i, auto j) { return B[j][i]; }, cs.b_type)
-                    : operand("Bs", K, cs.N, [&](auto i, auto j) { return B[i][j]; }, cs.b_type);
+  Region rb = cs.tb ? operand("Bs", cs.N, K, [&](auto i, auto j) { return B[j][i]; }, cs.b_type, 0)
+                    : operand("Bs", K, cs.N, [&](auto i, auto j) { return B[i][j]; }, cs.b_type,
+                              cs.N / cs.groups_n * e);
   Fragment cf = mma_fragment(shape, threads, atom->accumulator);
   Buffer c = make_buffer("acc", Scope::Local, ScalarType::F32, {cf.slots()});
   k.layouts[c.get()] = cf;
@@ -659,6 +664,10 @@ TEST(LowerMma, WarpgroupAtomsAndColumns) {
   check_warpgroup({.N = 256, .groups = 2, .clear = true, .K = 32, .groups_n = 2});
   check_warpgroup({.N = 128, .groups = 2, .tb = true, .K = 64, .a_in_registers = true, .groups_n = 2});
   check_warpgroup({.N = 64, .groups = 2, .tb = true, .K = 32, .ta = true, .atoms_m = 2, .groups_n = 2});
+  // b not transposed, 32 columns each: its 128-byte rows in the 64-byte swizzle (slabs of
+  // the 32 columns an instruction reads).
+  check_warpgroup({.N = 64, .groups = 2, .K = 32, .ta = true, .atoms_m = 2, .groups_n = 2});
+  check_warpgroup({.N = 32, .groups = 2, .clear = true, .K = 64, .groups_n = 2});
 }
 
 } // namespace

@@ -6,18 +6,21 @@
 // (use_swizzle). ptxas spills nothing and keeps every wgmma asynchronous.
 // RUN: %tile-cxx -fsyntax-only -std=c++20 -I%S/../../../../examples -fplugin-arg-tile-targets=cuda:sm_90a \
 // RUN:   -fplugin-arg-tile-remarks %s 2>&1 | FileCheck %s --check-prefix=REMARKS
-// REMARKS-DAG: occupancy.cpp:55:3: remark: [cuda:sm_90a] blocks in panels of 8 rows of the grid, which share their tiles of 'A', 'B' in L2 (T::use_swizzle(1) keeps the launch's order)
-// REMARKS-DAG: occupancy.cpp:55:3: remark: [cuda:sm_90a] 2 blocks an SM expected (3 would need 257028 bytes of shared memory at most, of the SM's 233472): 128 registers a thread at launch, the consumers' 216 for about 192 a consumer needs
-// REMARKS-DAG: occupancy.cpp:55:3: remark: [cuda:sm_90a] pipelined loop: 3 stages, the copies into 'As', 'Bs' are bulk tensor copies (TMA, 64- and 128-byte swizzles) by a producer warpgroup of 128 threads (40 registers each); the 128 consumer threads take 216 registers each and hand stages back through mbarriers
+// REMARKS-DAG: occupancy.cpp:58:3: remark: [cuda:sm_90a] blocks in panels of 8 rows of the grid, which share their tiles of 'A', 'B' in L2 (T::use_swizzle(1) keeps the launch's order)
+// REMARKS-DAG: occupancy.cpp:58:3: remark: [cuda:sm_90a] 2 blocks an SM expected (3 would need 257028 bytes of shared memory at most, of the SM's 233472): 128 registers a thread at launch, the consumers' 216 for about 192 a consumer needs
+// REMARKS-DAG: occupancy.cpp:58:3: remark: [cuda:sm_90a] pipelined loop: 3 stages, the copies into 'As', 'Bs' are bulk tensor copies (TMA, 64- and 128-byte swizzles) by a producer warpgroup of 128 threads (40 registers each); the 128 consumer threads take 216 registers each and hand stages back through mbarriers
 // Attention's default tiles: two blocks an SM at head_dim 128 (shared memory keeps out a
 // third), and at 64 (registers do).
 // REMARKS-DAG: remark: [cuda:sm_90a] 2 blocks an SM expected (3 would need 310737 bytes of shared memory at most, of the SM's 233472): 128 registers a thread at launch, the consumers' 216 for about 186 a consumer needs
 // REMARKS-DAG: remark: [cuda:sm_90a] 2 blocks an SM expected (3 would leave the consumers 120 registers a thread, of about 154 they need): 128 registers a thread at launch, the consumers' 216 for about 154 a consumer needs
-// The kernel that keeps the launch's order gets no panels.
+// The kernel that keeps the launch's order gets no panels; its f32 output's shared tile for
+// bulk stores (64 KiB) would leave room for one block an SM, so it is stored by the
+// consumer threads and two blocks run.
 // RUN: %tile-cxx -fsyntax-only -std=c++20 -I%S/../../../../examples -fplugin-arg-tile-targets=cuda:sm_90a \
 // RUN:   -fplugin-arg-tile-remarks %s 2>&1 | FileCheck %s --check-prefix=ORDER
-// ORDER-NOT: occupancy.cpp:75:3: remark: [cuda:sm_90a] blocks in panels
-// ORDER: occupancy.cpp:75:3: remark: [cuda:sm_90a] {{[0-9]+}} block{{s?}} an SM expected
+// ORDER: occupancy.cpp:83:3: remark: [cuda:sm_90a] copy into 'C' not a bulk tensor store: its shared tile of 65536 bytes would leave room for 1 block an SM, not 2
+// ORDER-NOT: occupancy.cpp:78:3: remark: [cuda:sm_90a] blocks in panels
+// ORDER: occupancy.cpp:78:3: remark: [cuda:sm_90a] 2 blocks an SM expected (3 would leave the consumers 120 registers a thread, of about 192 they need)
 // RUN: %tile-cxx -fsyntax-only -std=c++20 -I%S/../../../../examples -fplugin-arg-tile-targets=cuda:sm_90a \
 // RUN:   -fplugin-arg-tile-print-after=warp-specialize,codegen %s 2>&1 | FileCheck %s
 // CHECK-LABEL: IR after warp-specialize
