@@ -6,8 +6,8 @@
 // float64 reference, and, with TILE_BENCH_REPS=N, times the tuned launch and each candidate
 // alone (JSON lines, "kernel": "gemm_autotune_bfloat16") and the chosen one's time over the
 // fastest's ("vs_fastest").
-#include "common.h"
 #include "gemm.h"
+#include "gemm_check.h"
 
 #include <tile/autotune.h>
 
@@ -22,25 +22,6 @@ static auto gemm = T::autotune("gemm_relu_bf16",                                
                                T::candidate("128x128x32 t128 s4", &matmul_relu<E, 128, 128, 32, 128, 4>),
                                T::candidate("128x128x32 t256 s2", &matmul_relu<E, 128, 128, 32, 256, 2>));
 
-/// ||C - relu(A B)|| / ||relu(A B)|| over every row, or 97 rows spread over C when large.
-double error_of(const std::vector<E> &a, const std::vector<E> &b, const std::vector<E> &c, int M, int N, int K) {
-  const int step = double(M) * N * K > 4e10 ? std::max(1, M / 97) : 1;
-  std::vector<double> ref, bd(b.begin(), b.end());
-  std::vector<E> got;
-  for (int i = 0; i < M; i += step) {
-    std::vector<double> row(N);
-    for (int k = 0; k < K; ++k) {
-      const double aik = float(a[std::size_t(i) * K + k]), *bk = &bd[std::size_t(k) * N];
-      for (int j = 0; j < N; ++j)
-        row[j] += aik * bk[j];
-    }
-    for (int j = 0; j < N; ++j)
-      ref.push_back(std::max(row[j], 0.0));
-    got.insert(got.end(), c.begin() + std::size_t(i) * N, c.begin() + std::size_t(i + 1) * N);
-  }
-  return example::rel_error(ref, got);
-}
-
 int main(int argc, char **argv) {
   const int M = example::size_arg(argc, argv, 1, 1000), N = example::size_arg(argc, argv, 2, 1000),
             K = example::size_arg(argc, argv, 3, 1000);
@@ -54,7 +35,7 @@ int main(int argc, char **argv) {
     std::printf("%s\n", gemm.explanation().c_str());
     C = example::device_array<E, 2>({M, N});
     double ms = example::time_ms([&] { gemm(A, B, C); });
-    double err = error_of(a, b, C.to_vector(), M, N, K);
+    double err = example::gemm_error(a, b, C.to_vector(), M, N, K);
     int status = example::report("gemm_autotune", size + " (" + chosen + ")", ms, err, 1e-2);
 
     // Every candidate alone: its result, and in bench mode its time.
@@ -69,7 +50,7 @@ int main(int argc, char **argv) {
         std::printf("  %-20s does not run here: %s\n", c.label.c_str(), e.what());
         continue;
       }
-      const double e = error_of(a, b, Cc.to_vector(), M, N, K);
+      const double e = example::gemm_error(a, b, Cc.to_vector(), M, N, K);
       std::printf("  %-20s %.3f ms, relative error %.3g\n", c.label.c_str(), t, e);
       if (!(e <= 1e-2)) {
         std::printf("FAIL gemm_autotune %s: candidate %s has relative error %.3g\n", size.c_str(), c.label.c_str(), e);

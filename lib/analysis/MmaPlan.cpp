@@ -8,16 +8,6 @@ using namespace ir;
 
 namespace {
 
-bool is_whole(const Region &r) {
-  const Buffer &b = r.buffer;
-  if (int(r.tile_dims.size()) != b->rank())
-    return false;
-  for (int d = 0; d < b->rank(); ++d)
-    if (!is_const_int(r.begin[d], 0) || r.extent[d] != b->extent(d))
-      return false;
-  return true;
-}
-
 bool is_f8(ScalarType t) { return t == ScalarType::F8E4M3 || t == ScalarType::F8E5M2; }
 
 std::optional<MmaShape> refuse(std::string &why_not, std::string why) {
@@ -33,9 +23,9 @@ bool common_rules(const GemmNode &g, int threads, const Target &target, const Mm
   const Buffer &a = g.a.buffer, &b = g.b.buffer, &c = g.c.buffer;
   if (a->scope == Scope::Global || b->scope == Scope::Global || a->scope == Scope::Local || b->scope == Scope::Local)
     return refuse(why_not, "operands must be in shared memory or fragments"), false;
-  if (a->rank() != 2 || b->rank() != 2 || !is_whole(g.a) || !is_whole(g.b))
+  if (a->rank() != 2 || b->rank() != 2 || !g.a.whole() || !g.b.whole())
     return refuse(why_not, "operands must be whole rank-2 tiles"), false;
-  if (c->scope != Scope::Fragment || c->rank() != 2 || !is_whole(g.c) || c->dtype != ScalarType::F32)
+  if (c->scope != Scope::Fragment || c->rank() != 2 || !g.c.whole() || c->dtype != ScalarType::F32)
     return refuse(why_not, "the accumulator must be a whole rank-2 f32 fragment"), false;
   if (threads % target.warp_size != 0)
     return refuse(why_not, "the block's threads are not whole warps"), false;

@@ -211,6 +211,15 @@ std::vector<Expr> Region::index_of(const std::vector<Expr> &tile_index) const {
   return idx;
 }
 
+bool Region::whole() const {
+  if (int(tile_dims.size()) != buffer->rank())
+    return false;
+  for (int d = 0; d < buffer->rank(); ++d)
+    if (!is_const_int(begin[d], 0) || extent[d] != buffer->extent(d))
+      return false;
+  return true;
+}
+
 Region full_region(const Buffer &b) {
   Region r;
   r.buffer = b;

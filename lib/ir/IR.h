@@ -153,6 +153,8 @@ struct Region {
   std::int64_t num_elements() const;
   /// The buffer index of the tile element `tile_index` (one index per tile dimension).
   std::vector<Expr> index_of(const std::vector<Expr> &tile_index) const;
+  /// Whether it is the whole buffer (every dimension a tile dimension, from 0, whole).
+  bool whole() const;
 };
 /// The whole of a non-global buffer.
 Region full_region(const Buffer &b);

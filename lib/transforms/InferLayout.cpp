@@ -50,23 +50,6 @@ std::optional<ParallelNest> parallel_nest(const Stmt &s) {
 
 namespace {
 
-/// Registers a fragment may take per thread before it is better off in shared memory (a
-/// tensor-core accumulator may take more: the gemm keeps it in registers anyway).
-
-bool is_full(const Region &r) {
-  const Buffer &b = r.buffer;
-  if (int(r.tile_dims.size()) != b->rank())
-    return false;
-  for (int d = 0; d < b->rank(); ++d)
-    if (!is_const_int(r.begin[d], 0) || r.extent[d] != b->extent(d))
-      return false;
-  return true;
-}
-
-} // namespace
-
-namespace {
-
 /// One access of a fragment in a parallel nest: the nest dimensions its indices are, in
 /// order, or none (`other`: any other index).
 struct Access {
@@ -463,7 +446,7 @@ private:
   }
 
   void region_use(const Region &r) {
-    if (is_fragment(r.buffer) && !is_full(r))
+    if (is_fragment(r.buffer) && !r.whole())
       to_shared(r.buffer.get(), "used through a part of it");
     for (auto &b : r.begin)
       accessed_outside(b);

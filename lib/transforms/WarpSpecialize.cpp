@@ -15,7 +15,6 @@ using namespace ir;
 
 namespace {
 
-
 constexpr int kProducerRegisters = 40;
 
 /// The variables `e` reads.
@@ -640,7 +639,6 @@ private:
     }
     if (copies.empty())
       return not_specialized(loop, "its body does not start with copies from global into shared memory");
-    choose_panels(top, at, copies);
     // (Work besides the gemms, attention's softmax, is taken too: on the H200 attention ran
     // 1.15-1.31x faster warp-specialized than with its cp.async pipeline at two blocks an SM,
     // bench/NOTES.md session 22.)
@@ -735,6 +733,9 @@ private:
       if (!declared)
         return not_specialized(loop, "'" + b->name + "' is not declared at the top of the kernel's body");
     }
+
+    // (Taken from here on.)
+    choose_panels(top, at, copies);
 
     // Where the blocks' indices come from: the launch's grid, or (tile::persistent()) tiles
     // that a grid of at most one block an SM takes in turn. The prelude's declarations that
