@@ -607,18 +607,41 @@ private:
                                             " in L2 (T::use_swizzle(1) keeps the launch's order)"});
   }
 
-  bool specialize(const std::vector<Stmt> &top, size_t at) {
+  /// A loop warp-specialize takes, as planned before the roles split: its stages, its
+  /// copies (as bulk copies) and the statements that consume their tiles; the top-level
+  /// statements before it, the prelude (declarations that read no memory, which both sides
+  /// run) and the others; the variables the producer may read.
+  struct LoopPlan {
+    const ForNode *loop = nullptr;
+    int stages = 0;
+    std::vector<BulkCopyPlan> copies;
+    std::vector<Stmt> consumers;
+    std::set<const BufferNode *> filled;
+    std::set<const VarNode *> known;
+    std::vector<Stmt> prelude, before;
+  };
+  std::optional<LoopPlan> refuse_loop(const StmtNode *loop, const std::string &why) {
+    not_specialized(loop, why);
+    return std::nullopt;
+  }
+
+  /// Whether the loop at top[at] can be warp-specialized (the remark says why not): its
+  /// body starts with copies that bulk copies can make, into shared tiles that only its
+  /// consumers' element accesses, copies and gemms read, and what the producer computes
+  /// (the copies' offsets, the loop's bounds) reads no memory and nothing the kernel
+  /// assigns.
+  std::optional<LoopPlan> plan_loop(const std::vector<Stmt> &top, size_t at) {
     const ForNode *loop = top[at]->as<ForNode>();
     const int S = stages_of(loop), NT = k_.threads;
     if (NT % t_.warpgroup_threads() != 0 || NT + t_.warpgroup_threads() > 1024)
-      return not_specialized(loop, "the kernel's " + std::to_string(NT) +
+      return refuse_loop(loop, "the kernel's " + std::to_string(NT) +
                                        " threads are not whole warpgroups with room for one more");
     bool asserts = false;
     for_each_node(k_.body, nullptr, [&](const Stmt &s) { asserts |= s->as<AssertNode>() != nullptr; });
     if (asserts)
-      return not_specialized(loop, "the kernel has a device_assert, which ends a thread early");
+      return refuse_loop(loop, "the kernel has a device_assert, which ends a thread early");
     if (!loop->body->as<SeqNode>())
-      return not_specialized(loop, "its body does not start with copies from global into shared memory");
+      return refuse_loop(loop, "its body does not start with copies from global into shared memory");
     const std::vector<Stmt> stmts = pipelined_body(loop);
     std::vector<BulkCopyPlan> copies;
     std::vector<Stmt> consumers;
@@ -630,7 +653,7 @@ private:
         std::string why;
         auto p = plan_copy(c, why);
         if (!p)
-          return not_specialized(loop, why);
+          return refuse_loop(loop, why);
         copies.push_back(*p);
         filled.insert(c->dst.buffer.get());
       } else {
@@ -638,7 +661,7 @@ private:
       }
     }
     if (copies.empty())
-      return not_specialized(loop, "its body does not start with copies from global into shared memory");
+      return refuse_loop(loop, "its body does not start with copies from global into shared memory");
     // (Work besides the gemms, attention's softmax, is taken too: on the H200 attention ran
     // 1.15-1.31x faster warp-specialized than with its cp.async pipeline at two blocks an SM,
     // bench/NOTES.md session 22.)
@@ -664,15 +687,15 @@ private:
     for (const BulkCopyPlan &p : copies) {
       const BufferNode *b = p.copy->dst.buffer.get();
       if (whole_use(b))
-        return not_specialized(loop, "'" + b->name + "', which it copies into, is read by a reduction, a prefix sum "
+        return refuse_loop(loop, "'" + b->name + "', which it copies into, is read by a reduction, a prefix sum "
                                      "or an atomic in the loop (a producer's stages are read by gemms, copies and "
                                      "element accesses)");
       if (unstageable.count(b))
-        return not_specialized(loop, "'" + b->name + "', which it copies into, is used outside the loop");
+        return refuse_loop(loop, "'" + b->name + "', which it copies into, is used outside the loop");
       for (auto &c : consumers)
         for (auto &w : analysis::shared_access(c).writes)
           if (w.buffer == b)
-            return not_specialized(loop, "'" + b->name + "', which it copies into, is written in the loop too");
+            return refuse_loop(loop, "'" + b->name + "', which it copies into, is written in the loop too");
     }
 
     // The producer computes the copies' coordinates and the loop's bounds: they may read
@@ -691,7 +714,6 @@ private:
       if (b)
         known.insert(b.get());
     std::vector<Stmt> prelude, before;
-    std::vector<Stmt> staged_decls;
     for (size_t i = 0; i < at; ++i) {
       if (auto d = top[i]->as<DeclareNode>(); d && d->init && !assigned.count(d->var.get()) && !reads_memory(d->init)) {
         std::set<const VarNode *> reads;
@@ -718,10 +740,10 @@ private:
         loads |= reads_memory(b);
       }
     if (loads)
-      return not_specialized(loop, "the copies' offsets or the loop's bounds read memory");
+      return refuse_loop(loop, "the copies' offsets or the loop's bounds read memory");
     for (const VarNode *v : needed)
       if (v != loop->var.get() && !known.count(v))
-        return not_specialized(loop, "the copies' offsets or the loop's bounds read '" + v->name +
+        return refuse_loop(loop, "the copies' offsets or the loop's bounds read '" + v->name +
                                          "', which the kernel assigns, or which is not a parameter, a block index "
                                          "or a constant declared before the loop");
     for (const BulkCopyPlan &p : copies) {
@@ -731,31 +753,48 @@ private:
         if (auto db = top[i]->as<DeclBufferNode>(); db && db->buffer.get() == b)
           declared = true;
       if (!declared)
-        return not_specialized(loop, "'" + b->name + "' is not declared at the top of the kernel's body");
+        return refuse_loop(loop, "'" + b->name + "' is not declared at the top of the kernel's body");
     }
 
-    // (Taken from here on.)
-    choose_panels(top, at, copies);
+    LoopPlan plan;
+    plan.loop = loop;
+    plan.stages = S;
+    plan.copies = std::move(copies);
+    plan.consumers = std::move(consumers);
+    plan.filled = std::move(filled);
+    plan.known = std::move(known);
+    plan.prelude = std::move(prelude);
+    plan.before = std::move(before);
+    return plan;
+  }
 
-    // Where the blocks' indices come from: the launch's grid, or (tile::persistent()) tiles
-    // that a grid of at most one block an SM takes in turn. The prelude's declarations that
-    // read block indices are then computed again for each tile.
+  /// Where the loop's blocks take their indices from: the launch's grid, or (tile::persistent())
+  /// tiles that a grid of at most one block an SM takes in turn, where the blocks can compute
+  /// the grid (no print, extents from what the producer may read); the prelude's
+  /// declarations that read block indices are then computed again for each tile.
+  struct GridPlan {
+    bool persistent = false;
+    std::vector<Stmt> fixed_prelude, tile_prelude;
+  };
+  GridPlan plan_grid(const LoopPlan &plan) {
+    const ForNode *loop = plan.loop;
+    const std::vector<Stmt> &prelude = plan.prelude;
+    const std::set<const VarNode *> &known = plan.known;
+    GridPlan grid;
     std::set<const VarNode *> by_tile;
     for (auto &b : k_.block_index)
       if (b)
         by_tile.insert(b.get());
-    std::vector<Stmt> fixed_prelude, tile_prelude;
     for (const Stmt &d : prelude) {
       std::set<const VarNode *> reads;
       free_vars(d->as<DeclareNode>()->init, reads);
       if (std::any_of(reads.begin(), reads.end(), [&](const VarNode *v) { return by_tile.count(v) > 0; })) {
         by_tile.insert(d->as<DeclareNode>()->var.get());
-        tile_prelude.push_back(d);
+        grid.tile_prelude.push_back(d);
       } else {
-        fixed_prelude.push_back(d);
+        grid.fixed_prelude.push_back(d);
       }
     }
-    bool persistent = false;
     if (k_.persistence == Kernel::Persistence::On) {
       bool prints = false;
       for_each_node(k_.body, nullptr, [&](const Stmt &s) { prints |= s->as<PrintNode>() != nullptr; });
@@ -779,179 +818,318 @@ private:
                                              ", which the blocks cannot compute (write them from the parameters and "
                                              "constants declared before the loop)"});
       else
-        persistent = true;
+        grid.persistent = true;
     }
+    return grid;
+  }
+
+  /// Ping-pong (pingpong=on; WarpSpecialize.h): the two consumer warpgroups take turns at
+  /// the tensor cores, each one's second gemm and next first gemm after the other's. Where
+  /// the body is [..., G1, between..., G2, ...] with two wgmma gemms at its top level and
+  /// none nested, two consumer warpgroups, no overlap, and nothing between that may be
+  /// lowered through shared memory and barriers: the positions of G1 and G2 in the
+  /// consumers. The remark says whether, and why not.
+  std::optional<std::pair<size_t, size_t>> plan_turns(const LoopPlan &plan, bool overlap) {
+    const ForNode *loop = plan.loop;
+    const std::vector<Stmt> &consumers = plan.consumers;
+    const int NT = k_.threads;
+    if (!pingpong_)
+      return std::nullopt;
+    std::vector<size_t> gemms;
+    bool nested = false;
+    for (size_t i = 0; i < consumers.size(); ++i) {
+      if (auto g = consumers[i]->as<GemmNode>(); g && k_.warpgroup_gemm(*g)) {
+        gemms.push_back(i);
+        continue;
+      }
+      for_each_node(consumers[i], nullptr, [&](const Stmt &x) { nested |= x->as<GemmNode>() != nullptr; });
+    }
+    std::string why;
+    if (gemms.size() < 2 && !nested)
+      ; // (a loop of one gemm has nothing to overlap it with: no remark)
+    else if (NT != 2 * t_.warpgroup_threads())
+      why = "the kernel has " + std::to_string(NT / t_.warpgroup_threads()) +
+            (NT == t_.warpgroup_threads() ? " consumer warpgroup" : " consumer warpgroups") + " (it takes two)";
+    else if (overlap)
+      why = "the last gemm overlaps the next iteration";
+    else if (gemms.size() != 2 || nested)
+      why = "the loop's body has " +
+            std::string(nested ? "a gemm inside another statement" : std::to_string(gemms.size()) + " wgmma gemms") +
+            " (it takes two at its top level)";
+    else if (gemms[1] == gemms[0] + 1)
+      why = "nothing runs between its two gemms";
+    else
+      // A barrier of all consumer threads inside a turn would wait for the other warpgroup,
+      // which waits for the turn: no statement that may be lowered through shared memory
+      // and barriers (writes of shared tiles, prefix sums, atomics, reductions other than
+      // along the rows of a gemm's accumulator, copies other than into a gemm's operand
+      // in registers or between fragments of one layout).
+      for (auto &c : consumers)
+        for_each_node(c, nullptr, [&](const Stmt &x) {
+          if (!why.empty())
+            return;
+          // (A fragment that infer-layout left in shared memory is written there too, with
+          // barriers of all consumers: not in registers, it has no layout.)
+          for (auto &w : analysis::shared_access(x).writes)
+            if (w.buffer->scope == Scope::Shared)
+              why = "the loop writes shared memory ('" + w.buffer->name + "')";
+            else if (w.buffer->scope == Scope::Fragment && !k_.layouts.count(w.buffer))
+              why = "the loop writes fragment '" + w.buffer->name + "', which is in shared memory";
+          const GemmNode *g1 = consumers[gemms[0]]->as<GemmNode>(), *g2 = consumers[gemms[1]]->as<GemmNode>();
+          auto accumulator = [&](const BufferNode *b) { return b == g1->c.buffer.get() || b == g2->c.buffer.get(); };
+          if (x->as<CumsumNode>() || x->as<AtomicNode>())
+            why = "the loop has a prefix sum or an atomic";
+          else if (auto r = x->as<ReduceNode>(); r && (r->dim != 1 || !accumulator(r->src.get())))
+            why = "the loop reduces '" + r->src->name + "' other than along a gemm accumulator's rows";
+          else if (auto cp = x->as<CopyNode>()) {
+            // (into a gemm's operand in registers, or between fragments of one layout:
+            // register moves)
+            const BufferNode *src = cp->src.buffer.get(), *dst = cp->dst.buffer.get();
+            auto ls = k_.layouts.find(src), ld = k_.layouts.find(dst);
+            const bool same = ls != k_.layouts.end() && ld != k_.layouts.end() && ls->second == ld->second;
+            if (dst != g1->a.buffer.get() && dst != g2->a.buffer.get() && !same)
+              why = "the loop copies '" + src->name + "' into '" + dst->name +
+                    "', which may go through shared memory";
+          }
+        });
+    if (gemms.size() < 2 && !nested)
+      return std::nullopt;
+    if (!why.empty()) {
+      k_.remarks.push_back({loop->loc, "warpgroups do not take turns at the tensor cores: " + why});
+      return std::nullopt;
+    }
+    k_.remarks.push_back({consumers[gemms[1]]->loc,
+                          "warpgroups take turns at the tensor cores (ping-pong): each one's gemms run while the "
+                          "other runs the " +
+                              (gemms[1] - gemms[0] == 2 ? std::string("statement")
+                                                        : std::to_string(gemms[1] - gemms[0] - 1) + " statements") +
+                              " between them"});
+    return std::make_pair(gemms[0], gemms[1]);
+  }
+
+  /// Copies before the loop from a tensor into a shared tile that nothing else writes
+  /// (attention's Q), where `wanted` (a persistent grid, without the overlap): the producer
+  /// runs them too, as bulk copies completing on a barrier of their own (the "prologue"),
+  /// which the consumers wait on where the copy was, so that it loads the next tile's while
+  /// the consumers finish the last. (On the launch's grid the consumers' own copy is what
+  /// ran on the H200; with the overlap ptxas spilled the d128 attention's consumers, lit
+  /// attention-ptxas.cpp.)
+  std::vector<BulkCopyPlan> plan_prologue(const std::vector<Stmt> &top, size_t at, const LoopPlan &plan, bool wanted) {
+    std::vector<BulkCopyPlan> prologue;
+    std::set<const BufferNode *> prologue_bufs;
+    std::set<const BufferNode *> declared_top;
+    for (size_t i = 0; i < at; ++i)
+      if (auto db = top[i]->as<DeclBufferNode>())
+        declared_top.insert(db->buffer.get());
+    auto writes = [](const Stmt &s, const BufferNode *b) {
+      bool found = false;
+      for_each_node(s, nullptr, [&](const Stmt &x) {
+        if (auto st = x->as<StoreNode>())
+          found |= st->buffer.get() == b;
+        else if (auto c = x->as<CopyNode>())
+          found |= c->dst.buffer.get() == b;
+        else if (auto g = x->as<GemmNode>())
+          found |= g->c.buffer.get() == b;
+        else if (auto f = x->as<FillNode>())
+          found |= f->dst.buffer.get() == b;
+        else if (auto r = x->as<ReduceNode>())
+          found |= r->dst.get() == b;
+        else if (auto u = x->as<CumsumNode>())
+          found |= u->dst.get() == b;
+        else if (auto a = x->as<AtomicNode>())
+          found |= a->dst.buffer.get() == b;
+      });
+      return found;
+    };
+    if (!wanted)
+      return prologue;
+    for (const Stmt &s : plan.before) {
+      auto c = s->as<CopyNode>();
+      if (!c || c->src.buffer->scope != Scope::Global || c->dst.buffer->scope != Scope::Shared)
+        continue;
+      const BufferNode *d = c->dst.buffer.get();
+      if (!declared_top.count(d) || plan.filled.count(d) || prologue_bufs.count(d))
+        continue;
+      std::string why;
+      std::optional<BulkCopyPlan> p = plan_copy(c, why);
+      if (!p)
+        continue;
+      bool other = false;
+      for (const Stmt &t : top)
+        if (t.get() != s.get() && writes(t, d))
+          other = true;
+      std::set<const VarNode *> reads;
+      bool reads_mem = false;
+      for (auto &b : c->src.begin) {
+        free_vars(b, reads);
+        reads_mem |= reads_memory(b);
+      }
+      for (const VarNode *v : reads)
+        other |= !plan.known.count(v);
+      if (other || reads_mem)
+        continue;
+      prologue.push_back(*p);
+      prologue_bufs.insert(d);
+    }
+    return prologue;
+  }
+
+  /// The kernel's tensor map of parameter `param` in boxes of rows x cols of region `r`'s
+  /// tile dimensions, in `swizzle`: one per tensor, box and swizzle.
+  int map_of_box(int param, const Region &r, std::int64_t rows, std::int64_t cols, int swizzle) {
+    std::vector<std::int64_t> box(size_t(r.buffer->rank()), 1);
+    box[size_t(r.tile_dims[0])] = rows;
+    box[size_t(r.tile_dims[1])] = cols;
+    for (size_t m = 0; m < k_.tensor_maps.size(); ++m)
+      if (k_.tensor_maps[m].param == param && k_.tensor_maps[m].box == box && k_.tensor_maps[m].swizzle_bytes == swizzle)
+        return int(m);
+    k_.tensor_maps.push_back({param, box, swizzle});
+    return int(k_.tensor_maps.size()) - 1;
+  }
+  /// A bulk store's map: optional (a launch that cannot encode it stores as the copy did),
+  /// its bit in the kernel's mask of missing maps.
+  int optional_map(int param, const Region &r, std::int64_t rows, std::int64_t cols) {
+    const int m = map_of_box(param, r, rows, cols, 128);
+    k_.tensor_maps[size_t(m)].optional = true;
+    if (!k_.maps_missing)
+      k_.maps_missing = make_var("maps_missing", ScalarType::I32);
+    return m;
+  }
+
+  /// The epilogue's copies of fragments into tensors after the loop at top[at], as bulk
+  /// stores (bulk-store=on): each through a shared tile of its own (declared with the
+  /// stages, in `staged_decls`), or from a shared tile of the kernel's own (in `own_decls`),
+  /// where it fits beside the rest and costs no block an SM; the remark says why not.
+  /// `shared_used`: the block's shared memory then, at most (shared_bytes).
+  std::vector<BulkStorePlan> plan_stores(const std::vector<Stmt> &top, size_t at, const LoopPlan &plan,
+                                         bool persistent, std::vector<Stmt> &staged_decls,
+                                         std::set<const BufferNode *> &own_decls, std::int64_t &shared_used) {
+    std::vector<BulkStorePlan> stores;
+    std::vector<Stmt> declaring = staged_decls;
+    declaring.insert(declaring.end(), plan.before.begin(), plan.before.end());
+    declaring.insert(declaring.end(), plan.consumers.begin(), plan.consumers.end());
+    declaring.insert(declaring.end(), top.begin() + long(at) + 1, top.end());
+    std::int64_t used = shared_bytes(declaring);
+    const std::map<const BufferNode *, SharedLayout> laid_out_before = k_.shared_layouts;
+    for (auto t = top.begin() + long(at) + 1; t != top.end(); ++t) {
+      auto c = (*t)->as<CopyNode>();
+      if (!c || (c->src.buffer->scope != Scope::Fragment && c->src.buffer->scope != Scope::Shared) ||
+          c->dst.buffer->scope != Scope::Global)
+        continue;
+      const std::string name = "'" + c->dst.buffer->name + "'";
+      std::string why;
+      std::optional<BulkStorePlan> p = plan_store(c, why);
+      if (p && p->own && !own_tile(top, at, t, *p, why, bulk_store_))
+        p.reset();
+      if (!bulk_store_) {
+        if (p)
+          k_.remarks.push_back({c->loc, "copy into " + name + " stored by the consumer threads: "
+                                        "-fplugin-arg-tile-bulk-store=on makes it bulk tensor stores (TMA)" +
+                                            std::string(p->own ? "" : " through shared memory")});
+        continue;
+      }
+      if (!p) {
+        k_.remarks.push_back({c->loc, "copy into " + name + " not a bulk tensor store: " + why});
+        continue;
+      }
+      if (p->own) {
+        // (Its bytes are counted; its start may move to the copy engine's boundary.)
+        const std::int64_t align = store_layout(*p).alignment;
+        if (t_.max_shared_bytes > 0 && used + align - 1 > t_.max_shared_bytes) {
+          if (auto sl = laid_out_before.find(p->tile.get()); sl != laid_out_before.end())
+            k_.shared_layouts[p->tile.get()] = sl->second;
+          else
+            k_.shared_layouts.erase(p->tile.get());
+          k_.remarks.push_back({c->loc, "copy into " + name + " not a bulk tensor store: the tile '" +
+                                            p->tile->name + "' on a " + std::to_string(align) +
+                                            "-byte boundary may not fit beside the block's other buffers (" +
+                                            std::to_string(used) + " bytes with their alignment; a block may have " +
+                                            std::to_string(t_.max_shared_bytes) + ")"});
+          continue;
+        }
+        used += align - 1;
+        // (Declared before the roles split, so that the wait at the consumers' end names it.)
+        for (size_t i = 0; i < at; ++i)
+          if (auto d = top[i]->as<DeclBufferNode>(); d && d->buffer == p->tile) {
+            staged_decls.push_back(top[i]);
+            own_decls.insert(p->tile.get());
+          }
+        p->map = optional_map(p->param, c->dst, p->rows, p->box_cols);
+        stores.push_back(*p);
+        continue;
+      }
+      const BufferNode *dst = c->dst.buffer.get();
+      Buffer tile = make_buffer(dst->name + "_tile", Scope::Shared, dst->dtype, {p->rows, p->box_cols * p->boxes});
+      tile->loc = c->loc;
+      k_.shared_layouts[tile.get()] = store_layout(*p);
+      const std::int64_t align = store_layout(*p).alignment;
+      const std::int64_t tile_bytes = k_.storage_elements(tile.get()) * bytes(dst->dtype);
+      const std::int64_t after = used + align - 1 + tile_bytes;
+      // (Blocks an SM come first: a block that waits for its loads is covered by another
+      // one, where the store's tile would leave no room for it.)
+      const int only = persistent ? 1 : 0;
+      if (const int with = occupancy(only, after).blocks, without = occupancy(only, used).blocks; with < without) {
+        k_.shared_layouts.erase(tile.get());
+        k_.remarks.push_back({c->loc, "copy into " + name + " not a bulk tensor store: its shared tile of " +
+                                          std::to_string(tile_bytes) + " bytes would leave room for " +
+                                          std::to_string(with) + (with == 1 ? " block" : " blocks") + " an SM, not " +
+                                          std::to_string(without)});
+        continue;
+      }
+      if (t_.max_shared_bytes > 0 && after > t_.max_shared_bytes) {
+        k_.shared_layouts.erase(tile.get());
+        k_.remarks.push_back({c->loc, "copy into " + name + " not a bulk tensor store: its shared tile of " +
+                                          std::to_string(tile_bytes) + " bytes does not fit beside the block's other buffers (" +
+                                          std::to_string(used) + " bytes with their alignment; a block may have " +
+                                          std::to_string(t_.max_shared_bytes) + "; fewer stages make room)"});
+        continue;
+      }
+      used = after;
+      p->tile = tile;
+      p->first_use = c;
+      p->map = optional_map(p->param, c->dst, p->rows, p->box_cols);
+      staged_decls.push_back(decl_buffer(tile));
+      stores.push_back(*p);
+    }
+    shared_used = used;
+    return stores;
+  }
+
+  bool specialize(const std::vector<Stmt> &top, size_t at) {
+    std::optional<LoopPlan> plan = plan_loop(top, at);
+    if (!plan)
+      return false;
+    const ForNode *loop = plan->loop;
+    const int S = plan->stages, NT = k_.threads;
+    const std::vector<BulkCopyPlan> &copies = plan->copies;
+    const std::vector<Stmt> &consumers = plan->consumers, &prelude = plan->prelude, &before = plan->before;
+    const std::set<const BufferNode *> &filled = plan->filled;
+    const std::set<const VarNode *> &known = plan->known;
+    std::vector<Stmt> staged_decls;
+
+    // (Taken from here on.)
+    choose_panels(top, at, copies);
+
+    const GridPlan grid = plan_grid(*plan);
+    const bool persistent = grid.persistent;
+    const std::vector<Stmt> &fixed_prelude = grid.fixed_prelude, &tile_prelude = grid.tile_prelude;
 
     // Whether the last gemm overlaps the next iteration (then its tiles, "late", may have
     // barriers of their own: group 1).
     std::string no_overlap;
     const std::optional<OverlapPlan> overlap = plan_overlap(consumers, filled, S, no_overlap);
 
-    // Ping-pong (pingpong=on; WarpSpecialize.h): the two consumer warpgroups take turns at
-    // the tensor cores, each one's second gemm and next first gemm after the other's. Where
-    // the body is [..., G1, between..., G2, ...] with two wgmma gemms at its top level and
-    // none nested.
-    std::optional<std::pair<size_t, size_t>> turns;
-    if (pingpong_) {
-      std::vector<size_t> gemms;
-      bool nested = false;
-      for (size_t i = 0; i < consumers.size(); ++i) {
-        if (auto g = consumers[i]->as<GemmNode>(); g && k_.warpgroup_gemm(*g)) {
-          gemms.push_back(i);
-          continue;
-        }
-        for_each_node(consumers[i], nullptr, [&](const Stmt &x) { nested |= x->as<GemmNode>() != nullptr; });
-      }
-      std::string why;
-      if (gemms.size() < 2 && !nested)
-        ; // (a loop of one gemm has nothing to overlap it with: no remark)
-      else if (NT != 2 * t_.warpgroup_threads())
-        why = "the kernel has " + std::to_string(NT / t_.warpgroup_threads()) +
-              (NT == t_.warpgroup_threads() ? " consumer warpgroup" : " consumer warpgroups") + " (it takes two)";
-      else if (overlap)
-        why = "the last gemm overlaps the next iteration";
-      else if (gemms.size() != 2 || nested)
-        why = "the loop's body has " +
-              std::string(nested ? "a gemm inside another statement" : std::to_string(gemms.size()) + " wgmma gemms") +
-              " (it takes two at its top level)";
-      else if (gemms[1] == gemms[0] + 1)
-        why = "nothing runs between its two gemms";
-      else
-        // A barrier of all consumer threads inside a turn would wait for the other warpgroup,
-        // which waits for the turn: no statement that may be lowered through shared memory
-        // and barriers (writes of shared tiles, prefix sums, atomics, reductions other than
-        // along the rows of a gemm's accumulator, copies other than into a gemm's operand
-        // in registers or between fragments of one layout).
-        for (auto &c : consumers)
-          for_each_node(c, nullptr, [&](const Stmt &x) {
-            if (!why.empty())
-              return;
-            // (A fragment that infer-layout left in shared memory is written there too, with
-            // barriers of all consumers: not in registers, it has no layout.)
-            for (auto &w : analysis::shared_access(x).writes)
-              if (w.buffer->scope == Scope::Shared)
-                why = "the loop writes shared memory ('" + w.buffer->name + "')";
-              else if (w.buffer->scope == Scope::Fragment && !k_.layouts.count(w.buffer))
-                why = "the loop writes fragment '" + w.buffer->name + "', which is in shared memory";
-            const GemmNode *g1 = consumers[gemms[0]]->as<GemmNode>(), *g2 = consumers[gemms[1]]->as<GemmNode>();
-            auto accumulator = [&](const BufferNode *b) { return b == g1->c.buffer.get() || b == g2->c.buffer.get(); };
-            if (x->as<CumsumNode>() || x->as<AtomicNode>())
-              why = "the loop has a prefix sum or an atomic";
-            else if (auto r = x->as<ReduceNode>(); r && (r->dim != 1 || !accumulator(r->src.get())))
-              why = "the loop reduces '" + r->src->name + "' other than along a gemm accumulator's rows";
-            else if (auto cp = x->as<CopyNode>()) {
-              // (into a gemm's operand in registers, or between fragments of one layout:
-              // register moves)
-              const BufferNode *src = cp->src.buffer.get(), *dst = cp->dst.buffer.get();
-              auto ls = k_.layouts.find(src), ld = k_.layouts.find(dst);
-              const bool same = ls != k_.layouts.end() && ld != k_.layouts.end() && ls->second == ld->second;
-              if (dst != g1->a.buffer.get() && dst != g2->a.buffer.get() && !same)
-                why = "the loop copies '" + src->name + "' into '" + dst->name +
-                      "', which may go through shared memory";
-            }
-          });
-      if (gemms.size() < 2 && !nested) {
-      } else if (why.empty()) {
-        turns = std::make_pair(gemms[0], gemms[1]);
-        k_.remarks.push_back({consumers[gemms[1]]->loc,
-                              "warpgroups take turns at the tensor cores (ping-pong): each one's gemms run while the "
-                              "other runs the " +
-                                  (gemms[1] - gemms[0] == 2 ? std::string("statement")
-                                                            : std::to_string(gemms[1] - gemms[0] - 1) + " statements") +
-                                  " between them"});
-      } else {
-        k_.remarks.push_back({loop->loc, "warpgroups do not take turns at the tensor cores: " + why});
-      }
-    }
+    const std::optional<std::pair<size_t, size_t>> turns = plan_turns(*plan, overlap.has_value());
 
-    // Copies before the loop from a tensor into a shared tile that nothing else writes
-    // (attention's Q), on a persistent grid: the producer runs them too, as bulk copies
-    // completing on a barrier of their own (the "prologue"), which the consumers wait on
-    // where the copy was, so that it loads the next tile's while the consumers finish the
-    // last.
-    std::vector<BulkCopyPlan> prologue;
+    // The copies the producer makes before the loop (a persistent grid's prologue).
+    std::vector<BulkCopyPlan> prologue = plan_prologue(top, at, *plan, persistent && !overlap);
     std::set<const BufferNode *> prologue_bufs;
-    {
-      std::set<const BufferNode *> declared_top;
-      for (size_t i = 0; i < at; ++i)
-        if (auto db = top[i]->as<DeclBufferNode>())
-          declared_top.insert(db->buffer.get());
-      auto writes = [](const Stmt &s, const BufferNode *b) {
-        bool found = false;
-        for_each_node(s, nullptr, [&](const Stmt &x) {
-          if (auto st = x->as<StoreNode>())
-            found |= st->buffer.get() == b;
-          else if (auto c = x->as<CopyNode>())
-            found |= c->dst.buffer.get() == b;
-          else if (auto g = x->as<GemmNode>())
-            found |= g->c.buffer.get() == b;
-          else if (auto f = x->as<FillNode>())
-            found |= f->dst.buffer.get() == b;
-          else if (auto r = x->as<ReduceNode>())
-            found |= r->dst.get() == b;
-          else if (auto u = x->as<CumsumNode>())
-            found |= u->dst.get() == b;
-          else if (auto a = x->as<AtomicNode>())
-            found |= a->dst.buffer.get() == b;
-        });
-        return found;
-      };
-      // Only on a persistent grid, where it overlaps the last tile's end (on the launch's grid
-      // the consumers' own copy is what ran on the H200), and not with the overlap (there
-      // ptxas spilled the d128 attention's consumers, lit attention-ptxas.cpp).
-      for (const Stmt &s : persistent && !overlap ? before : std::vector<Stmt>{}) {
-        auto c = s->as<CopyNode>();
-        if (!c || c->src.buffer->scope != Scope::Global || c->dst.buffer->scope != Scope::Shared)
-          continue;
-        const BufferNode *d = c->dst.buffer.get();
-        if (!declared_top.count(d) || filled.count(d) || prologue_bufs.count(d))
-          continue;
-        std::string why;
-        std::optional<BulkCopyPlan> p = plan_copy(c, why);
-        if (!p)
-          continue;
-        bool other = false;
-        for (const Stmt &t : top)
-          if (t.get() != s.get() && writes(t, d))
-            other = true;
-        std::set<const VarNode *> reads;
-        bool reads_mem = false;
-        for (auto &b : c->src.begin) {
-          free_vars(b, reads);
-          reads_mem |= reads_memory(b);
-        }
-        for (const VarNode *v : reads)
-          other |= !known.count(v);
-        if (other || reads_mem)
-          continue;
-        prologue.push_back(*p);
-        prologue_bufs.insert(d);
-      }
-    }
+    for (const BulkCopyPlan &p : prologue)
+      prologue_bufs.insert(p.copy->dst.buffer.get());
 
-    // The tensor maps: one per tensor and box.
-    auto map_of_box = [&](int param, const Region &r, std::int64_t rows, std::int64_t cols, int swizzle) {
-      std::vector<std::int64_t> box(size_t(r.buffer->rank()), 1);
-      box[size_t(r.tile_dims[0])] = rows;
-      box[size_t(r.tile_dims[1])] = cols;
-      for (size_t m = 0; m < k_.tensor_maps.size(); ++m)
-        if (k_.tensor_maps[m].param == param && k_.tensor_maps[m].box == box &&
-            k_.tensor_maps[m].swizzle_bytes == swizzle)
-          return int(m);
-      k_.tensor_maps.push_back({param, box, swizzle});
-      return int(k_.tensor_maps.size()) - 1;
-    };
+    // The tensor maps: one per tensor, box and swizzle.
     auto map_for = [&](const BulkCopyPlan &p) {
       return map_of_box(p.param, p.copy->src, p.rows, p.box_cols, p.swizzle);
-    };
-    // A bulk store's map: optional (a launch that cannot encode it stores as the copy did),
-    // its bit in the kernel's mask of missing maps.
-    auto optional_map = [&](int param, const Region &r, std::int64_t rows, std::int64_t cols) {
-      const int m = map_of_box(param, r, rows, cols, 128);
-      k_.tensor_maps[size_t(m)].optional = true;
-      if (!k_.maps_missing)
-        k_.maps_missing = make_var("maps_missing", ScalarType::I32);
-      return m;
     };
     std::vector<int> map_of, prologue_map;
     for (auto &p : copies)
@@ -991,100 +1169,11 @@ private:
       staged_decls.push_back(decl_buffer(slot));
     }
 
-    // The epilogue's copies of fragments into tensors, as bulk stores (bulk-store=on): each
-    // through a shared tile of its own, where it fits beside the rest.
-    std::vector<BulkStorePlan> stores;
+    // The epilogue's copies of fragments into tensors, as bulk stores (bulk-store=on).
     std::set<const BufferNode *> own_decls; // the stores' own tiles, declared with the stages
     std::int64_t shared_used = 0;           // the block's shared memory, at most (shared_bytes)
-    {
-      std::vector<Stmt> declaring = staged_decls;
-      declaring.insert(declaring.end(), before.begin(), before.end());
-      declaring.insert(declaring.end(), consumers.begin(), consumers.end());
-      declaring.insert(declaring.end(), top.begin() + long(at) + 1, top.end());
-      std::int64_t used = shared_bytes(declaring);
-      const std::map<const BufferNode *, SharedLayout> laid_out_before = k_.shared_layouts;
-      for (auto t = top.begin() + long(at) + 1; t != top.end(); ++t) {
-        auto c = (*t)->as<CopyNode>();
-        if (!c || (c->src.buffer->scope != Scope::Fragment && c->src.buffer->scope != Scope::Shared) ||
-            c->dst.buffer->scope != Scope::Global)
-          continue;
-        const std::string name = "'" + c->dst.buffer->name + "'";
-        std::string why;
-        std::optional<BulkStorePlan> p = plan_store(c, why);
-        if (p && p->own && !own_tile(top, at, t, *p, why, bulk_store_))
-          p.reset();
-        if (!bulk_store_) {
-          if (p)
-            k_.remarks.push_back({c->loc, "copy into " + name + " stored by the consumer threads: "
-                                          "-fplugin-arg-tile-bulk-store=on makes it bulk tensor stores (TMA)" +
-                                              std::string(p->own ? "" : " through shared memory")});
-          continue;
-        }
-        if (!p) {
-          k_.remarks.push_back({c->loc, "copy into " + name + " not a bulk tensor store: " + why});
-          continue;
-        }
-        if (p->own) {
-          // (Its bytes are counted; its start may move to the copy engine's boundary.)
-          const std::int64_t align = store_layout(*p).alignment;
-          if (t_.max_shared_bytes > 0 && used + align - 1 > t_.max_shared_bytes) {
-            if (auto sl = laid_out_before.find(p->tile.get()); sl != laid_out_before.end())
-              k_.shared_layouts[p->tile.get()] = sl->second;
-            else
-              k_.shared_layouts.erase(p->tile.get());
-            k_.remarks.push_back({c->loc, "copy into " + name + " not a bulk tensor store: the tile '" +
-                                              p->tile->name + "' on a " + std::to_string(align) +
-                                              "-byte boundary may not fit beside the block's other buffers (" +
-                                              std::to_string(used) + " bytes with their alignment; a block may have " +
-                                              std::to_string(t_.max_shared_bytes) + ")"});
-            continue;
-          }
-          used += align - 1;
-          // (Declared before the roles split, so that the wait at the consumers' end names it.)
-          for (size_t i = 0; i < at; ++i)
-            if (auto d = top[i]->as<DeclBufferNode>(); d && d->buffer == p->tile) {
-              staged_decls.push_back(top[i]);
-              own_decls.insert(p->tile.get());
-            }
-          p->map = optional_map(p->param, c->dst, p->rows, p->box_cols);
-          stores.push_back(*p);
-          continue;
-        }
-        const BufferNode *dst = c->dst.buffer.get();
-        Buffer tile = make_buffer(dst->name + "_tile", Scope::Shared, dst->dtype, {p->rows, p->box_cols * p->boxes});
-        tile->loc = c->loc;
-        k_.shared_layouts[tile.get()] = store_layout(*p);
-        const std::int64_t align = store_layout(*p).alignment;
-        const std::int64_t tile_bytes = k_.storage_elements(tile.get()) * bytes(dst->dtype);
-        const std::int64_t after = used + align - 1 + tile_bytes;
-        // (Blocks an SM come first: a block that waits for its loads is covered by another
-        // one, where the store's tile would leave no room for it.)
-        const int only = persistent ? 1 : 0;
-        if (const int with = occupancy(only, after).blocks, without = occupancy(only, used).blocks; with < without) {
-          k_.shared_layouts.erase(tile.get());
-          k_.remarks.push_back({c->loc, "copy into " + name + " not a bulk tensor store: its shared tile of " +
-                                            std::to_string(tile_bytes) + " bytes would leave room for " +
-                                            std::to_string(with) + (with == 1 ? " block" : " blocks") + " an SM, not " +
-                                            std::to_string(without)});
-          continue;
-        }
-        if (t_.max_shared_bytes > 0 && after > t_.max_shared_bytes) {
-          k_.shared_layouts.erase(tile.get());
-          k_.remarks.push_back({c->loc, "copy into " + name + " not a bulk tensor store: its shared tile of " +
-                                            std::to_string(tile_bytes) + " bytes does not fit beside the block's other buffers (" +
-                                            std::to_string(used) + " bytes with their alignment; a block may have " +
-                                            std::to_string(t_.max_shared_bytes) + "; fewer stages make room)"});
-          continue;
-        }
-        used = after;
-        p->tile = tile;
-        p->first_use = c;
-        p->map = optional_map(p->param, c->dst, p->rows, p->box_cols);
-        staged_decls.push_back(decl_buffer(tile));
-        stores.push_back(*p);
-      }
-      shared_used = used;
-    }
+    const std::vector<BulkStorePlan> stores =
+        plan_stores(top, at, *plan, persistent, staged_decls, own_decls, shared_used);
     if (!k_.thread_index)
       k_.thread_index = make_var("tid", ScalarType::I32);
     const Expr tid = k_.thread_index;
@@ -1531,9 +1620,10 @@ private:
       first_names += (first_names.empty() ? "'" : ", '") + p.copy->dst.buffer->name + "'";
     // "128-byte swizzle", "64- and 128-byte swizzles"
     std::set<int> swizzles;
-    for (auto *plans : {&copies, &prologue})
-      for (const BulkCopyPlan &p : *plans)
-        swizzles.insert(p.swizzle);
+    for (const BulkCopyPlan &p : copies)
+      swizzles.insert(p.swizzle);
+    for (const BulkCopyPlan &p : prologue)
+      swizzles.insert(p.swizzle);
     std::string swizzled;
     for (int sw : swizzles)
       swizzled += (swizzled.empty() ? "" : sw == *swizzles.rbegin() ? " and " : ", ") + std::to_string(sw) +
