@@ -46,11 +46,8 @@ std::string MmaAtom::remark_name(ScalarType a, ScalarType b, int cols) const {
   return spelled(*this, remark, a, b, std::to_string(cols), std::to_string(k_for(a)));
 }
 
-std::string MmaAtom::ir_name() const {
-  std::string s = fill(remark, {{"n", "N"}, {"k", "K"}, {"a", ""}, {"types", ""}});
-  while (!s.empty() && s.back() == '.')
-    s.pop_back();
-  return s;
+std::string MmaAtom::ir_name(ScalarType a, ScalarType b) const {
+  return spelled(*this, remark, a, b, n ? std::to_string(n) : "N", std::to_string(k_for(a)));
 }
 
 int MmaAtom::swizzle_code(int swizzle) const {

@@ -78,8 +78,9 @@ struct MmaAtom {
   std::string instruction(ScalarType a, ScalarType b, int cols) const;
   /// Its name in remarks: "mma.sync.m16n8k16.bf16", "wgmma.m64n128k16.bf16".
   std::string remark_name(ScalarType a, ScalarType b, int cols) const;
-  /// Its name in the printed IR (the remark's, without N or types: "wgmma.m64nNk16").
-  std::string ir_name() const;
+  /// Its name in the printed IR for operands of types a and b: the remark's, N left as "N"
+  /// where the instruction's is chosen by the gemm ("wgmma.m64nNk16.bf16").
+  std::string ir_name(ScalarType a, ScalarType b) const;
   /// Descriptor: the descriptor's code of a `swizzle`-byte swizzle (0: none it takes).
   int swizzle_code(int swizzle) const;
   /// Threads that issue one instruction together.

@@ -352,7 +352,7 @@ public:
         os << ", policy=" << name(n->policy);
       os << ")";
       if (n->atom)
-        os << " on " << n->atom->ir_name();
+        os << " on " << n->atom->ir_name(n->a.buffer->dtype, n->b.buffer->dtype);
       break;
     }
     case StmtKind::Fill: {

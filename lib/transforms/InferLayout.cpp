@@ -110,6 +110,7 @@ public:
 
   void run() {
     collect(k_.body);
+    align_chained_gemms();
     // Falling back to shared memory can undo what other fragments' layouts were derived
     // from: solve again until nothing more falls back.
     for (;;) {
@@ -222,6 +223,43 @@ private:
       return true;
     }
     return it->second == l;
+  }
+
+  /// A gemm whose accumulator is copied into the next gemm's operand a in registers
+  /// (attention's S -> P), both on a warp's instruction and neither asking for a policy:
+  /// both take the grid of warps stacked along M (full_row), where it fits, so that the
+  /// accumulator's layout is a's and a stays in registers. (Warpgroup instructions stack
+  /// their warps along M already.)
+  void align_chained_gemms() {
+    auto stacked = [&](GemmSite &site) -> std::optional<MmaShape> {
+      auto g = std::make_shared<GemmNode>(*site.g);
+      g->policy = WarpPolicy::FullRow;
+      std::string why;
+      auto shape = analysis::plan_mma(*g, k_.threads, target_, *site.atom, why);
+      return shape && shape->warps_n == 1 ? shape : std::nullopt;
+    };
+    auto on_warp_atom = [](const GemmSite &site) {
+      return site.mma && site.atom && site.atom->warps == 1 && site.g->policy == WarpPolicy::Square;
+    };
+    for (auto &second : gemms_) {
+      const BufferNode *a = second.g->a.buffer.get();
+      if (!on_warp_atom(second) || !second.atom->a_from_accumulator || !is_fragment_.count(a))
+        continue;
+      for (auto &c : copies_) {
+        if (c.dst != a)
+          continue;
+        for (auto &first : gemms_) {
+          if (&first == &second || first.g->c.buffer.get() != c.src || !on_warp_atom(first) ||
+              (first.mma->warps_n == 1 && second.mma->warps_n == 1))
+            continue;
+          auto s1 = stacked(first), s2 = stacked(second);
+          if (s1 && s2) {
+            first.mma = s1;
+            second.mma = s2;
+          }
+        }
+      }
+    }
   }
 
   // Solving -------------------------------------------------------------------------------

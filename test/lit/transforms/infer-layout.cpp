@@ -132,15 +132,22 @@ namespace T = tile;
 
 // FlashAttention-2's P: on warps stacked along the rows, the accumulator of S = Q K^T is,
 // register for register, the first operand of O += P V: P stays in registers and the second
-// gemm reads it there. On a 2 x 2 grid the operand would be replicated over the N warps,
-// which the accumulator is not: P then goes through shared memory, and says so.
+// gemm reads it there. Without a policy the compiler stacks both gemms' warps so itself
+// (their square grids would be 2 x 2). A policy that spreads the warps along N (full_col)
+// replicates the operand over the N warps, which the accumulator is not: P then goes
+// through shared memory, and says so.
 // CHECK-LABEL: kernel p_in_registers(
 // CHECK: fragment s: f32[64, 64] in registers: mma(64x64, 4x1 warps of 1x8 m16n8 atoms)
 // CHECK: fragment o: f32[64, 64] in registers: mma(64x64, 4x1 warps of 1x8 m16n8 atoms)
 // CHECK: fragment p: bf16[64, 64] in registers: mma operand a(64x64, 4x1 warps of 1x8 m16n8 atoms)
+// CHECK-LABEL: kernel p_without_policy(
+// CHECK: fragment s: f32[64, 64] in registers: mma(64x64, 4x1 warps of 1x8 m16n8 atoms)
+// CHECK: fragment o: f32[64, 64] in registers: mma(64x64, 4x1 warps of 1x8 m16n8 atoms)
+// CHECK: fragment p: bf16[64, 64] in registers: mma operand a(64x64, 4x1 warps of 1x8 m16n8 atoms)
+// CHECK: gemm(p, v, o) on mma.sync.m16n8k16
 // CHECK-LABEL: kernel p_through_shared(
-// CHECK: fragment s: f32[64, 64] in registers: mma(64x64, 2x2 warps of 2x4 m16n8 atoms)
-// CHECK: fragment o: f32[64, 64] in registers: mma(64x64, 2x2 warps of 2x4 m16n8 atoms)
+// CHECK: fragment s: f32[64, 64] in registers: mma(64x64, 1x4 warps of 4x2 m16n8 atoms)
+// CHECK: fragment o: f32[64, 64] in registers: mma(64x64, 1x4 warps of 4x2 m16n8 atoms)
 // CHECK: fragment p: bf16[64, 64] rows of 72{{$}}
 [[tile::kernel]] void p_in_registers(T::tensor<float, 2> Y) {
   auto [bx] = T::grid(1);
@@ -152,7 +159,7 @@ namespace T = tile;
   T::gemm(p, v, o, {.policy = T::warp_policy::full_row});
   T::copy(o, Y.at(0, 0));
 }
-[[tile::kernel]] void p_through_shared(T::tensor<float, 2> Y) {
+[[tile::kernel]] void p_without_policy(T::tensor<float, 2> Y) {
   auto [bx] = T::grid(1);
   T::shared<T::bf16, 64, 64> q, k, v;
   T::fragment<float, 64, 64> s, o;
@@ -160,6 +167,16 @@ namespace T = tile;
   T::gemm(q, k, s, {.transpose_b = true, .clear_accum = true});
   T::copy(s, p);
   T::gemm(p, v, o);
+  T::copy(o, Y.at(0, 0));
+}
+[[tile::kernel]] void p_through_shared(T::tensor<float, 2> Y) {
+  auto [bx] = T::grid(1);
+  T::shared<T::bf16, 64, 64> q, k, v;
+  T::fragment<float, 64, 64> s, o;
+  T::fragment<T::bf16, 64, 64> p;
+  T::gemm(q, k, s, {.transpose_b = true, .clear_accum = true, .policy = T::warp_policy::full_col});
+  T::copy(s, p);
+  T::gemm(p, v, o, {.policy = T::warp_policy::full_col});
   T::copy(o, Y.at(0, 0));
 }
 

@@ -26,7 +26,7 @@
 // CHECK-LABEL: IR after warp-specialize
 // CHECK: kernel matmul_relu<128, 128, 32>(
 // CHECK-NEXT: threads(128) producer_threads(128) blocks_per_sm(2) swizzle(8) tensor_map0(A, box 128x32, swizzle 64) tensor_map1(B, box 32x64, swizzle 128)
-// CHECK: gemm(As[it.1 % 3, 0 +: 128, 0 +: 32], Bs[it.1 % 3, 0 +: 32, 0 +: 128], acc) on wgmma.m64nNkK
+// CHECK: gemm(As[it.1 % 3, 0 +: 128, 0 +: 32], Bs[it.1 % 3, 0 +: 32, 0 +: 128], acc) on wgmma.m64nNk16.bf16
 // CHECK-NEXT: mbarrier_arrive(barriers[it.1 % 3 + 3])
 // CHECK-LABEL: source after codegen
 // CHECK: __launch_bounds__(256, 2) tile_cuda_{{.*}}matmul_relu{{.*}}(
