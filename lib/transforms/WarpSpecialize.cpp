@@ -154,6 +154,402 @@ struct BulkStorePlan {
   const StmtNode *first_use = nullptr;
 };
 
+/// The roles of one warp-specialized loop, built from its plans (Specializer::specialize):
+/// the stage barriers and the expressions both sides take from them, the producer's bulk
+/// copies for one tile, the consumers' work for one tile (with the overlap or the turns),
+/// the epilogue's bulk stores, and a persistent grid's loops over tiles.
+struct Roles {
+  Kernel &k_;
+  const Target &t_;
+  const std::vector<Stmt> &top;
+  size_t at = 0;
+  const ForNode *loop = nullptr;
+  int S = 0, NT = 0;
+  int G = 1, E = 0, L = -1; // barrier groups; the early and late groups, if any (-1: none)
+  std::vector<BulkCopyPlan> copies, prologue;
+  std::vector<int> map_of, prologue_map;
+  std::vector<Stmt> consumers, before, tile_prelude;
+  std::set<const BufferNode *> prologue_bufs, own_decls, late;
+  std::vector<BulkStorePlan> stores;
+  std::optional<OverlapPlan> overlap;
+  std::optional<std::pair<size_t, size_t>> turns;
+  StageRewrite base;
+  std::vector<std::int64_t> tx_bytes;
+  std::int64_t prologue_bytes = 0, q_full = 0, q_empty = 0, slot_full = 0, slot_empty = 0;
+  Buffer bars, slot;
+  Expr tid, warpgroup, own_turn, other_turn;
+  Var tiles; // a persistent grid's count of tiles
+  ScalarType it_type = ScalarType::I32;
+  bool overlap_remarked = false;
+
+  Expr imm(std::int64_t v) const { return int_imm(v, it_type); }
+  Expr iteration(const Expr &i) const { return cast(loop->var->type, add(loop->begin, mul(i, loop->step))); }
+  Stmt mbar(MbarrierOp op, Expr index, Expr value) const {
+    return std::make_shared<MbarrierNode>(op, bars, cast(ScalarType::I32, std::move(index)),
+                                          value ? cast(ScalarType::I32, std::move(value)) : nullptr);
+  }
+  // Group g's full[s] = barriers[g S + s], its empty[s] = barriers[G S + g S + s].
+  Expr full(int g, const Expr &stage) const { return g == 0 ? stage : add(stage, imm(std::int64_t(g) * S)); }
+  Expr empty(int g, const Expr &stage) const { return add(stage, imm(std::int64_t(G + g) * S)); }
+  static Expr parity(const Expr &n) { return binary(BinaryOp::Mod, n, int_imm(2)); }
+  /// A copy's barrier group: 1 for the late tiles where there are early ones too.
+  int group_of(const BulkCopyPlan &p) const { return G == 2 && late.count(p.copy->dst.buffer.get()) ? 1 : 0; }
+
+  // Bulk copies of `p`'s boxes into `dst` (its first element at `stage`, or at 0 where
+  // null), completing on barrier `bar`, with the loop's variable as `r` substitutes it.
+  void bulk_copies(const BulkCopyPlan &p, int map, const Buffer &dst, const Expr &stage, const Expr &bar,
+                         StageRewrite &r, std::vector<Stmt> &out) {
+    const SharedLayout &layout = k_.shared_layouts.at(dst.get());
+    for (std::int64_t j = 0; j < p.boxes; ++j) {
+      std::vector<Expr> coords;
+      for (size_t d = 0; d < p.copy->src.begin.size(); ++d) {
+        Expr c0 = r.mutate(p.copy->src.begin[d]);
+        if (int(d) == p.copy->src.tile_dims[1])
+          c0 = add(c0, int_imm(j * p.box_cols, c0->type));
+        coords.push_back(cast(ScalarType::I32, c0));
+      }
+      std::vector<Expr> at = {int_imm(0), int_imm(j * p.box_cols)};
+      if (stage)
+        at.insert(at.begin(), cast(ScalarType::I32, stage));
+      auto bulk = std::make_shared<BulkCopyNode>(map, std::move(coords), dst, shared_offset(*dst, &layout, at), bars,
+                                                 cast(ScalarType::I32, bar));
+      bulk->loc = p.copy->loc;
+      out.push_back(bulk);
+    }
+  }
+
+  // The producer's work for one tile: `done` loop iterations of earlier tiles (null: none)
+  // and `n` tiles before it (null: none).
+  std::vector<Stmt> producer_tile(const Expr &done, const Expr &n) {
+    std::vector<Stmt> out;
+    if (!prologue.empty()) {
+      if (n)
+        out.push_back(if_then_else(binary(BinaryOp::GT, n, int_imm(0)),
+                                   mbar(MbarrierOp::Wait, int_imm(q_empty), parity(add(n, int_imm(1))))));
+      out.push_back(mbar(MbarrierOp::ArriveExpectTx, int_imm(q_full), int_imm(prologue_bytes)));
+      StageRewrite r = base;
+      for (size_t c = 0; c < prologue.size(); ++c) {
+        const BufferNode *d = prologue[c].copy->dst.buffer.get();
+        bulk_copies(prologue[c], prologue_map[c], prologue[c].copy->dst.buffer, nullptr, int_imm(q_full), r, out);
+        (void)d;
+      }
+    }
+    Var it = make_var("it", it_type);
+    const Expr g_it = done ? add(done, Expr(it)) : Expr(it);
+    const Expr stage = binary(BinaryOp::Mod, g_it, imm(S)), round = div(g_it, imm(S));
+    StageRewrite r = base;
+    r.vars[loop->var.get()] = iteration(it);
+    std::vector<Stmt> body;
+    for (int g = 0; g < G; ++g) {
+      body.push_back(if_then_else(binary(BinaryOp::GE, g_it, imm(S)),
+                                  mbar(MbarrierOp::Wait, empty(g, stage),
+                                       binary(BinaryOp::Mod, add(round, imm(1)), imm(2)))));
+      body.push_back(mbar(MbarrierOp::ArriveExpectTx, full(g, stage), int_imm(tx_bytes[size_t(g)])));
+      for (size_t c = 0; c < copies.size(); ++c)
+        if (group_of(copies[c]) == g)
+          bulk_copies(copies[c], map_of[c], base.staged[copies[c].copy->dst.buffer.get()], stage, full(g, stage), r,
+                      body);
+    }
+    out.push_back(for_loop(it, imm(0), loop->extent, ForKind::Serial, seq(body)));
+    return out;
+  }
+
+
+  // A wgmma gemm whose wait is placed apart, and that wait.
+  static Stmt deferred_gemm(const Stmt &g) {
+    auto n = g->as<GemmNode>();
+    auto d = n->with(n->a, n->b, n->c);
+    d->deferred_wait = true;
+    return Stmt(d);
+  }
+  static Stmt gemm_wait(int pending, const Stmt &g) {
+    return std::make_shared<WarpgroupSyncNode>(WarpgroupSyncKind::Wait, pending,
+                                               std::vector<Buffer>{g->as<GemmNode>()->c.buffer});
+  }
+  // Ping-pong's turns: warpgroup w's is hardware barrier 2 + w, of both warpgroups' threads.
+  Stmt turn(bool arrive, const Expr &id) {
+    return std::make_shared<NamedBarrierNode>(id, 2 * t_.warpgroup_threads(), arrive);
+  }
+
+
+  // An epilogue's copy by bulk stores (into the plan's tile where it is not the kernel's
+  // own, then one thread's stores), and on a persistent grid the wait before a tile is
+  // written again (`store_wait`: the last tile's stores have read it).
+  Stmt first_thread(std::vector<Stmt> body) {
+    return if_then_else(binary(BinaryOp::EQ, tid, int_imm(0)), seq(std::move(body)));
+  }
+  std::vector<Stmt> store_wait(const BulkStorePlan &p) {
+    std::vector<Stmt> out = {first_thread({std::make_shared<BulkStoreSyncNode>(BulkStoreSyncOp::Wait, p.tile)}),
+                             barrier()};
+    for (const Stmt &x : out)
+      x->loc = p.copy->loc;
+    return out;
+  }
+  std::vector<Stmt> bulk_store(const BulkStorePlan &p) {
+    std::vector<Stmt> out;
+    const Region &dst = p.copy->dst;
+    if (!p.own) {
+      auto into_tile = std::make_shared<CopyNode>(p.copy->src, full_region(p.tile));
+      into_tile->loc = p.copy->loc;
+      out.push_back(into_tile);
+    }
+    // (The writes fenced for the copy engine, which reads the tile after the barrier.)
+    out.push_back(std::make_shared<ProxyFenceNode>());
+    out.push_back(barrier());
+    std::vector<Stmt> issue;
+    const SharedLayout &layout = k_.shared_layouts.at(p.tile.get());
+    for (std::int64_t j = 0; j < p.boxes; ++j) {
+      std::vector<Expr> coords;
+      for (size_t d = 0; d < dst.begin.size(); ++d) {
+        Expr c0 = dst.begin[d];
+        if (int(d) == dst.tile_dims[1])
+          c0 = add(c0, int_imm(j * p.box_cols, c0->type));
+        coords.push_back(cast(ScalarType::I32, c0));
+      }
+      auto store = std::make_shared<BulkStoreNode>(
+          p.map, std::move(coords), p.tile, shared_offset(*p.tile, &layout, {int_imm(0), int_imm(j * p.box_cols)}));
+      store->loc = p.copy->loc;
+      issue.push_back(store);
+    }
+    issue.push_back(std::make_shared<BulkStoreSyncNode>(BulkStoreSyncOp::Commit, p.tile));
+    out.push_back(first_thread(std::move(issue)));
+    for (const Stmt &x : out)
+      if (x->loc == 0)
+        x->loc = p.copy->loc;
+    return out;
+  }
+
+
+  // The consumers' work for one tile, the same way.
+  std::vector<Stmt> consumer_tile(const Expr &done, const Expr &n) {
+    auto g_of = [&](const Expr &i) { return done ? add(done, i) : i; };
+    std::vector<Stmt> out;
+    for (const Stmt &x : before) {
+      auto c = x->as<CopyNode>();
+      if (c && prologue_bufs.count(c->dst.buffer.get())) {
+        if (c == prologue.front().copy) // (one barrier for all: waited for at the first)
+          out.push_back(mbar(MbarrierOp::Wait, int_imm(q_full), n ? parity(n) : int_imm(0)));
+      } else if (auto db = x->as<DeclBufferNode>();
+                 !db || (!prologue_bufs.count(db->buffer.get()) && !own_decls.count(db->buffer.get()))) {
+        out.push_back(x);
+      }
+    }
+    Var it = make_var("it", it_type);
+    const Expr stage = binary(BinaryOp::Mod, g_of(it), imm(S));
+    StageRewrite work = base;
+    work.stage = stage;
+    // Waits for group g's stage of iteration i, and hands it back.
+    auto wait_full = [&](int g, const Expr &i) {
+      return mbar(MbarrierOp::Wait, full(g, binary(BinaryOp::Mod, g_of(i), imm(S))),
+                  binary(BinaryOp::Mod, div(g_of(i), imm(S)), imm(2)));
+    };
+    auto hand_back = [&](int g, const Expr &i) {
+      return mbar(MbarrierOp::Arrive, empty(g, binary(BinaryOp::Mod, g_of(i), imm(S))), nullptr);
+    };
+    Stmt consumer, peeled, drain; // (peeled, drain: the overlap's first iteration and last gemm)
+    std::vector<Stmt> body = {declare(loop->var, iteration(it))};
+    if (!overlap) {
+      body.push_back(wait_full(0, it));
+      if (turns) {
+        const Stmt &first = consumers[turns->first];
+        for (size_t i = 0; i < turns->first; ++i)
+          body.push_back(work.mutate(consumers[i]));
+        // (The first turn just before the first gemm: a barrier that the compiler places
+        // before the loop must not fall inside it.)
+        body.push_back(if_then_else(binary(BinaryOp::EQ, Expr(it), imm(0)), turn(false, own_turn)));
+        body.push_back(work.mutate(deferred_gemm(first)));
+        body.push_back(turn(true, other_turn));
+        body.push_back(gemm_wait(0, first));
+        for (size_t i = turns->first + 1; i < consumers.size(); ++i) {
+          if (i == turns->second)
+            body.push_back(turn(false, own_turn));
+          body.push_back(work.mutate(consumers[i]));
+        }
+      } else {
+        for (auto &c : consumers)
+          body.push_back(work.mutate(c));
+      }
+      // (Handing each stage back an iteration late, after waiting until only the latest
+      // gemm runs, cost the GEMM example 6% at 8192^3 on an H100: a stage less of
+      // prefetch; bench/NOTES.md session 29.)
+      body.push_back(hand_back(0, it));
+    } else {
+      // Iteration 0 first: [before, first gemm, its wait, the statements between]. Then
+      // iterations 1 on: [before, first gemm (issued), the last gemm of the iteration
+      // before (issued), the wait for the first, the free statements, the wait for the
+      // last (its tiles handed back), the others (the early tiles handed back)]. Then the
+      // last gemm of the last iteration. (No gemm under a branch inside the loop: ptxas
+      // serializes wgmma that one path waits for differently than another, C7518.)
+      auto &deferred = deferred_gemm;
+      auto &wait = gemm_wait;
+      const Stmt &first = consumers[overlap->first], &last = consumers[overlap->last];
+      const bool late_at_top = L >= 0 && overlap->late_read_early;
+      // The last gemm of iteration i (its stage and loop variable), after the wait for its
+      // late tiles where the top of the iteration did not wait.
+      auto last_of = [&](const Expr &i) {
+        StageRewrite r = base;
+        r.stage = binary(BinaryOp::Mod, g_of(i), imm(S));
+        r.vars[loop->var.get()] = iteration(i);
+        std::vector<Stmt> out;
+        if (L >= 0 && !late_at_top)
+          out.push_back(wait_full(L, i));
+        out.push_back(r.mutate(deferred(last)));
+        return out;
+      };
+      auto top = [&](const Expr &i, std::vector<Stmt> &out) {
+        if (E >= 0)
+          out.push_back(wait_full(E, i));
+        if (late_at_top)
+          out.push_back(wait_full(L, i));
+      };
+      StageRewrite at0 = base;
+      at0.stage = binary(BinaryOp::Mod, g_of(imm(0)), imm(S));
+      std::vector<Stmt> first_it = {declare(loop->var, iteration(imm(0)))};
+      top(imm(0), first_it);
+      top(it, body);
+      for (size_t i = 0; i < overlap->first; ++i) {
+        first_it.push_back(at0.mutate(consumers[i]));
+        body.push_back(work.mutate(consumers[i]));
+      }
+      first_it.push_back(at0.mutate(deferred(first)));
+      first_it.push_back(wait(0, first));
+      body.push_back(work.mutate(deferred(first)));
+      const Expr prev = sub(Expr(it), imm(1));
+      for (const Stmt &x : last_of(prev))
+        body.push_back(x);
+      body.push_back(wait(1, first));
+      for (size_t i : overlap->free) {
+        first_it.push_back(at0.mutate(consumers[i]));
+        body.push_back(work.mutate(consumers[i]));
+      }
+      body.push_back(wait(0, last));
+      if (L >= 0)
+        body.push_back(hand_back(L, prev));
+      for (size_t i : overlap->dep) {
+        first_it.push_back(at0.mutate(consumers[i]));
+        body.push_back(work.mutate(consumers[i]));
+      }
+      if (E >= 0) {
+        first_it.push_back(hand_back(E, imm(0)));
+        body.push_back(hand_back(E, it));
+      }
+      const Expr any = binary(BinaryOp::GT, loop->extent, imm(0));
+      peeled = if_then_else(any, seq(first_it));
+      std::vector<Stmt> tail = last_of(sub(loop->extent, imm(1)));
+      tail.push_back(wait(0, last));
+      // (Its late tiles handed back too: on a persistent grid the producer refills that
+      // stage for a later tile, and waits for it.)
+      if (L >= 0)
+        tail.push_back(hand_back(L, sub(loop->extent, imm(1))));
+      drain = if_then_else(any, seq(tail));
+      if (!overlap_remarked)
+        k_.remarks.push_back(
+            {last->loc, "gemm overlapped with the next iteration: issued after that iteration's first gemm, it runs "
+                        "while " + std::to_string(overlap->free.size()) + " of the " +
+                            std::to_string(overlap->free.size() + overlap->dep.size()) +
+                            " statements between them do, and is waited for before those that touch " +
+                            overlap->touched});
+      overlap_remarked = true;
+    }
+    // (A for loop's bounds are its first value and its count.)
+    consumer = peeled ? for_loop(it, imm(1), sub(loop->extent, imm(1)), ForKind::Serial, seq(body))
+                      : for_loop(it, imm(0), loop->extent, ForKind::Serial, seq(body));
+    consumer->loc = loop->loc;
+    if (peeled)
+      out.push_back(peeled);
+    out.push_back(consumer);
+    if (drain)
+      out.push_back(drain);
+    if (turns) // (the last turn handed on, where the loop took one)
+      out.push_back(if_then_else(binary(BinaryOp::GT, loop->extent, imm(0)), turn(true, other_turn)));
+    // The prologue's tiles go back once nothing reads them: after the loop, or after the
+    // statements after it where they read them.
+    bool read_after = false;
+    for (auto t = top.begin() + long(at) + 1; t != top.end(); ++t)
+      for (const BufferNode *b : prologue_bufs)
+        read_after |= effects_of(*t).reads.count(b) > 0;
+    const Stmt give_back = n && !prologue.empty() ? mbar(MbarrierOp::Arrive, int_imm(q_empty), nullptr) : nullptr;
+    if (give_back && !read_after)
+      out.push_back(give_back);
+    for (auto t = top.begin() + long(at) + 1; t != top.end(); ++t) {
+      // On a persistent grid, the last tile's stores have read a tile before it is written.
+      for (const BulkStorePlan &p : stores)
+        if (n && p.first_use == t->get())
+          for (const Stmt &x : store_wait(p))
+            out.push_back(x);
+      auto st = std::find_if(stores.begin(), stores.end(),
+                             [&](const BulkStorePlan &p) { return p.copy == (*t)->as<CopyNode>(); });
+      if (st == stores.end()) {
+        out.push_back(*t);
+        continue;
+      }
+      // (Where the launch could not encode the output's map: the copy as it was.)
+      const Expr have_map = binary(BinaryOp::EQ,
+                                   binary(BinaryOp::BitAnd, Expr(k_.maps_missing), int_imm(std::int64_t(1) << st->map)),
+                                   int_imm(0));
+      out.push_back(if_then_else(have_map, seq(bulk_store(*st)), *t));
+    }
+    if (give_back && read_after)
+      out.push_back(give_back);
+    return out;
+  }
+
+  /// One side's loop over a persistent grid's tiles (`tiles` of them): the producer's,
+  /// which publishes the next tile it takes, or the consumers'.
+  Stmt side(bool producer) {
+    // The grid's tiles in the launch's order, blocks of a panel of `use_swizzle` rows side
+    // by side as the launch rasterizes them (tile_gpu.h's block_index).
+    const Expr gx = cast(ScalarType::I32, k_.grid[0]), gy = cast(ScalarType::I32, k_.grid[1]);
+    Var tile = make_var("tile", ScalarType::I32), n = make_var("n", ScalarType::I32),
+        done = make_var("done", it_type);
+    std::vector<Stmt> per = {};
+    auto named = [&](const std::string &name, const Expr &value) {
+      Var v = make_var(name, ScalarType::I32);
+      per.push_back(declare(v, value));
+      return Expr(v);
+    };
+    const Expr xy = named("tile_xy", binary(BinaryOp::Mod, Expr(tile), mul(gx, gy)));
+    const Expr z = div(Expr(tile), mul(gx, gy));
+    Expr x, y;
+    if (const std::int64_t P = k_.swizzle_panel; P > 1) {
+      const Expr pb = mul(int_imm(P), gx);
+      const Expr p = named("panel", div(xy, pb)), off = named("panel_offset", binary(BinaryOp::Mod, xy, pb));
+      const Expr rows = named("panel_rows", binary(BinaryOp::Min, int_imm(P), sub(gy, mul(p, int_imm(P)))));
+      const Expr col = named("panel_column", div(off, rows));
+      x = select(binary(BinaryOp::EQ, binary(BinaryOp::Mod, p, int_imm(2)), int_imm(1)),
+                 sub(sub(gx, int_imm(1)), col), col);
+      y = add(mul(p, int_imm(P)), binary(BinaryOp::Mod, off, rows));
+    } else {
+      x = binary(BinaryOp::Mod, xy, gx);
+      y = div(xy, gx);
+    }
+    const Expr index[3] = {x, y, z};
+    for (int d = 0; d < 3; ++d)
+      if (k_.block_index[d])
+        per.push_back(declare(k_.block_index[d], cast(k_.block_index[d]->type, index[d])));
+    per.insert(per.end(), tile_prelude.begin(), tile_prelude.end());
+    for (const Stmt &x : producer ? producer_tile(done, n) : consumer_tile(done, n))
+      per.push_back(x);
+    per.push_back(assign(done, add(Expr(done), binary(BinaryOp::Max, loop->extent, imm(0)))));
+    if (producer) {
+      // The next tile, once the consumers have read the last one published.
+      per.push_back(if_then_else(binary(BinaryOp::GT, n, int_imm(0)),
+                                 mbar(MbarrierOp::Wait, int_imm(slot_empty), parity(add(n, int_imm(1))))));
+      per.push_back(std::make_shared<TileFetchNode>(TileFetchOp::Publish, tile, slot));
+      per.push_back(mbar(MbarrierOp::Arrive, int_imm(slot_full), nullptr));
+    } else {
+      per.push_back(mbar(MbarrierOp::Wait, int_imm(slot_full), parity(n)));
+      per.push_back(std::make_shared<TileFetchNode>(TileFetchOp::Receive, tile, slot));
+      per.push_back(mbar(MbarrierOp::Arrive, int_imm(slot_empty), nullptr));
+    }
+    per.push_back(assign(n, add(Expr(n), int_imm(1))));
+    Stmt loop_over_tiles = while_loop(binary(BinaryOp::LT, Expr(tile), Expr(tiles)), seq(per));
+    loop_over_tiles->loc = loop->loc;
+    return seq({declare(tile, int_imm(0)), std::make_shared<TileFetchNode>(TileFetchOp::First, tile, nullptr),
+                declare(n, int_imm(0)), declare(done, imm(0)), loop_over_tiles});
+  }
+};
+
 class Specializer {
 public:
   Specializer(Kernel &k, const Target &t, const WarpSpecializeOptions &o)
@@ -1095,6 +1491,50 @@ private:
     return stores;
   }
 
+  /// The remarks of a loop taken: its copies and swizzles, the producer and the split, the
+  /// blocks an SM expected, and the epilogue's bulk stores.
+  void remark_roles(const Roles &r, const Occupancy &occ) {
+    std::string names;
+    for (const BulkCopyPlan &p : r.copies)
+      names += (names.empty() ? "'" : ", '") + p.copy->dst.buffer->name + "'";
+    std::string first_names;
+    for (const BulkCopyPlan &p : r.prologue)
+      first_names += (first_names.empty() ? "'" : ", '") + p.copy->dst.buffer->name + "'";
+    // "128-byte swizzle", "64- and 128-byte swizzles"
+    std::set<int> swizzles;
+    for (const BulkCopyPlan &p : r.copies)
+      swizzles.insert(p.swizzle);
+    for (const BulkCopyPlan &p : r.prologue)
+      swizzles.insert(p.swizzle);
+    std::string swizzled;
+    for (int sw : swizzles)
+      swizzled += (swizzled.empty() ? "" : sw == *swizzles.rbegin() ? " and " : ", ") + std::to_string(sw) +
+                  (sw == *swizzles.rbegin() ? "-byte swizzle" : "-");
+    if (swizzles.size() > 1)
+      swizzled += "s";
+    k_.remarks.push_back(
+        {r.loop->loc, "pipelined loop: " + std::to_string(r.S) + " stages, the copies into " + names +
+                        (r.prologue.empty() ? "" : " (and before it into " + first_names + ")") +
+                        " are bulk tensor copies (TMA, " + swizzled + ") by a producer warpgroup of " +
+                        std::to_string(t_.warpgroup_threads()) + " threads" +
+                        (occ.split ? " (" + std::to_string(kProducerRegisters) + " registers each)" : "") + "; the " +
+                        std::to_string(r.NT) + " consumer threads" +
+                        (occ.split ? " take " + std::to_string(occ.consumer_registers) + " registers each and" : "") +
+                        " hand stages back through mbarriers"});
+    k_.remarks.push_back({r.loop->loc, std::to_string(occ.blocks) +
+                                         (occ.blocks == 1 ? " block an SM expected" : " blocks an SM expected") +
+                                         (occ.why.empty() ? "" : " (" + occ.why + ")") + ": " +
+                                         std::to_string(occ.launch_registers) + " registers a thread at launch" +
+                                         (occ.split ? ", the consumers' " + std::to_string(occ.consumer_registers) : "") +
+                                         " for about " + std::to_string(occ.need) + " a consumer needs"});
+    for (const BulkStorePlan &p : r.stores)
+      k_.remarks.push_back(
+          {p.copy->loc, "copy into '" + p.copy->dst.buffer->name + "' by bulk tensor stores (TMA, " +
+                            std::to_string(p.boxes) + (p.boxes == 1 ? " box" : " boxes") + " of " +
+                            std::to_string(p.rows) + "x" + std::to_string(p.box_cols) + ") from shared '" +
+                            p.tile->name + "' (128-byte swizzle), which one consumer thread issues"});
+  }
+
   bool specialize(const std::vector<Stmt> &top, size_t at) {
     std::optional<LoopPlan> plan = plan_loop(top, at);
     if (!plan)
@@ -1137,382 +1577,93 @@ private:
     for (auto &p : prologue)
       prologue_map.push_back(map_for(p));
 
-    auto late = [&](const BulkCopyPlan &p) { return overlap && overlap->late.count(p.copy->dst.buffer.get()) > 0; };
+    // The roles' building blocks: the barrier groups (the late tiles' own where the last gemm
+    // overlaps the next iteration and reads some of them), the staged buffers and the
+    // barriers: group g's full and empty per stage, then the prologue's full and empty,
+    // then the persistent grid's tile slot's full and empty.
+    Roles r{k_, t_, top};
+    r.at = at;
+    r.loop = loop;
+    r.S = S;
+    r.NT = NT;
+    r.copies = copies;
+    r.prologue = prologue;
+    r.map_of = map_of;
+    r.prologue_map = prologue_map;
+    r.consumers = consumers;
+    r.before = before;
+    r.tile_prelude = tile_prelude;
+    r.prologue_bufs = prologue_bufs;
+    r.overlap = overlap;
+    r.turns = turns;
+    if (overlap)
+      r.late = overlap->late;
     const bool any_late = overlap && !overlap->late.empty();
     const bool any_early = !overlap || overlap->late.size() < copies.size();
-    const int G = any_late && any_early ? 2 : 1; // barrier groups
-    auto group_of = [&](const BulkCopyPlan &p) { return G == 2 && late(p) ? 1 : 0; };
-    const int E = any_early ? 0 : -1, L = any_late ? G - 1 : -1; // the early and late groups, if any
-
-    // The staged buffers and the barriers: group g's full[s] = barriers[g S + s], its
-    // empty[s] = barriers[G S + g S + s]; then the prologue's full and empty, then the
-    // persistent grid's tile slot's full and empty.
-    StageRewrite base;
+    r.G = any_late && any_early ? 2 : 1;
+    r.E = any_early ? 0 : -1;
+    r.L = any_late ? r.G - 1 : -1;
+    const int G = r.G;
     for (const BulkCopyPlan &p : copies) { // in the program's order
       const BufferNode *b = p.copy->dst.buffer.get();
-      base.staged[b] = staged_buffer(k_, b, S);
-      staged_decls.push_back(decl_buffer(base.staged[b]));
+      r.base.staged[b] = staged_buffer(k_, b, S);
+      staged_decls.push_back(decl_buffer(r.base.staged[b]));
     }
     for (const Stmt &s : before) // the prologue's tiles: the producer writes them too
       if (auto db = s->as<DeclBufferNode>(); db && prologue_bufs.count(db->buffer.get()))
         staged_decls.push_back(s);
-    const std::int64_t q_full = 2 * std::int64_t(G) * S, q_empty = q_full + 1;
-    const std::int64_t slot_full = q_full + (prologue.empty() ? 0 : 2), slot_empty = slot_full + 1;
-    const Buffer bars =
-        make_buffer("barriers", Scope::Shared, ScalarType::U64, {slot_full + (persistent ? 2 : 0)});
-    bars->loc = loop->loc;
-    staged_decls.push_back(decl_buffer(bars));
-    Buffer slot;
+    r.q_full = 2 * std::int64_t(G) * S;
+    r.q_empty = r.q_full + 1;
+    r.slot_full = r.q_full + (prologue.empty() ? 0 : 2);
+    r.slot_empty = r.slot_full + 1;
+    r.bars = make_buffer("barriers", Scope::Shared, ScalarType::U64, {r.slot_full + (persistent ? 2 : 0)});
+    r.bars->loc = loop->loc;
+    staged_decls.push_back(decl_buffer(r.bars));
     if (persistent) {
-      slot = make_buffer("next_tile", Scope::Shared, ScalarType::I32, {1});
-      slot->loc = loop->loc;
-      staged_decls.push_back(decl_buffer(slot));
+      r.slot = make_buffer("next_tile", Scope::Shared, ScalarType::I32, {1});
+      r.slot->loc = loop->loc;
+      staged_decls.push_back(decl_buffer(r.slot));
     }
 
     // The epilogue's copies of fragments into tensors, as bulk stores (bulk-store=on).
-    std::set<const BufferNode *> own_decls; // the stores' own tiles, declared with the stages
-    std::int64_t shared_used = 0;           // the block's shared memory, at most (shared_bytes)
-    const std::vector<BulkStorePlan> stores =
-        plan_stores(top, at, *plan, persistent, staged_decls, own_decls, shared_used);
+    std::int64_t shared_used = 0; // the block's shared memory, at most (shared_bytes)
+    r.stores = plan_stores(top, at, *plan, persistent, staged_decls, r.own_decls, shared_used);
     if (!k_.thread_index)
       k_.thread_index = make_var("tid", ScalarType::I32);
     const Expr tid = k_.thread_index;
-    const ScalarType it_type = loop->extent->type;
-    auto imm = [&](std::int64_t v) { return int_imm(v, it_type); };
-    auto iteration = [&](const Expr &i) { return cast(loop->var->type, add(loop->begin, mul(i, loop->step))); };
-    auto mbar = [&](MbarrierOp op, Expr index, Expr value) {
-      return std::make_shared<MbarrierNode>(op, bars, cast(ScalarType::I32, std::move(index)),
-                                            value ? cast(ScalarType::I32, std::move(value)) : nullptr);
-    };
-    auto full = [&](int g, const Expr &stage) { return g == 0 ? stage : add(stage, imm(std::int64_t(g) * S)); };
-    auto empty = [&](int g, const Expr &stage) { return add(stage, imm(std::int64_t(G + g) * S)); };
-    auto parity = [&](const Expr &n) { return binary(BinaryOp::Mod, n, int_imm(2)); };
-    std::vector<std::int64_t> tx_bytes(size_t(G), 0);
+    r.tid = tid;
+    r.it_type = loop->extent->type;
+    r.tx_bytes.assign(size_t(G), 0);
     for (auto &p : copies)
-      tx_bytes[size_t(group_of(p))] += p.bytes;
-    std::int64_t prologue_bytes = 0;
+      r.tx_bytes[size_t(r.group_of(p))] += p.bytes;
     for (auto &p : prologue)
-      prologue_bytes += p.bytes;
+      r.prologue_bytes += p.bytes;
+    r.warpgroup = div(tid, int_imm(t_.warpgroup_threads()));
+    r.own_turn = add(int_imm(2), r.warpgroup);
+    r.other_turn = sub(int_imm(3), r.warpgroup);
 
     Var s = make_var("s", ScalarType::I32);
-    std::vector<Stmt> inits = {for_loop(s, int_imm(0), int_imm(std::int64_t(G) * S), ForKind::Serial,
-                                        seq({mbar(MbarrierOp::Init, s, int_imm(1)),
-                                             mbar(MbarrierOp::Init, add(s, int_imm(std::int64_t(G) * S)), int_imm(NT))}))};
+    std::vector<Stmt> inits = {
+        for_loop(s, int_imm(0), int_imm(std::int64_t(G) * S), ForKind::Serial,
+                 seq({r.mbar(MbarrierOp::Init, s, int_imm(1)),
+                      r.mbar(MbarrierOp::Init, add(s, int_imm(std::int64_t(G) * S)), int_imm(NT))}))};
     if (!prologue.empty()) {
-      inits.push_back(mbar(MbarrierOp::Init, int_imm(q_full), int_imm(1)));
-      inits.push_back(mbar(MbarrierOp::Init, int_imm(q_empty), int_imm(NT)));
+      inits.push_back(r.mbar(MbarrierOp::Init, int_imm(r.q_full), int_imm(1)));
+      inits.push_back(r.mbar(MbarrierOp::Init, int_imm(r.q_empty), int_imm(NT)));
     }
     if (persistent) {
-      inits.push_back(mbar(MbarrierOp::Init, int_imm(slot_full), int_imm(1)));
-      inits.push_back(mbar(MbarrierOp::Init, int_imm(slot_empty), int_imm(NT)));
+      inits.push_back(r.mbar(MbarrierOp::Init, int_imm(r.slot_full), int_imm(1)));
+      inits.push_back(r.mbar(MbarrierOp::Init, int_imm(r.slot_empty), int_imm(NT)));
     }
     Stmt init = if_then_else(binary(BinaryOp::EQ, tid, int_imm(0)), seq(inits));
 
-    // Bulk copies of `p`'s boxes into `dst` (its first element at `stage`, or at 0 where
-    // null), completing on barrier `bar`, with the loop's variable as `r` substitutes it.
-    auto bulk_copies = [&](const BulkCopyPlan &p, int map, const Buffer &dst, const Expr &stage, const Expr &bar,
-                           StageRewrite &r, std::vector<Stmt> &out) {
-      const SharedLayout &layout = k_.shared_layouts.at(dst.get());
-      for (std::int64_t j = 0; j < p.boxes; ++j) {
-        std::vector<Expr> coords;
-        for (size_t d = 0; d < p.copy->src.begin.size(); ++d) {
-          Expr c0 = r.mutate(p.copy->src.begin[d]);
-          if (int(d) == p.copy->src.tile_dims[1])
-            c0 = add(c0, int_imm(j * p.box_cols, c0->type));
-          coords.push_back(cast(ScalarType::I32, c0));
-        }
-        std::vector<Expr> at = {int_imm(0), int_imm(j * p.box_cols)};
-        if (stage)
-          at.insert(at.begin(), cast(ScalarType::I32, stage));
-        auto bulk = std::make_shared<BulkCopyNode>(map, std::move(coords), dst, shared_offset(*dst, &layout, at), bars,
-                                                   cast(ScalarType::I32, bar));
-        bulk->loc = p.copy->loc;
-        out.push_back(bulk);
-      }
-    };
-
-    // The producer's work for one tile: `done` loop iterations of earlier tiles (null: none)
-    // and `n` tiles before it (null: none).
-    auto producer_tile = [&](const Expr &done, const Expr &n) {
-      std::vector<Stmt> out;
-      if (!prologue.empty()) {
-        if (n)
-          out.push_back(if_then_else(binary(BinaryOp::GT, n, int_imm(0)),
-                                     mbar(MbarrierOp::Wait, int_imm(q_empty), parity(add(n, int_imm(1))))));
-        out.push_back(mbar(MbarrierOp::ArriveExpectTx, int_imm(q_full), int_imm(prologue_bytes)));
-        StageRewrite r = base;
-        for (size_t c = 0; c < prologue.size(); ++c) {
-          const BufferNode *d = prologue[c].copy->dst.buffer.get();
-          bulk_copies(prologue[c], prologue_map[c], prologue[c].copy->dst.buffer, nullptr, int_imm(q_full), r, out);
-          (void)d;
-        }
-      }
-      Var it = make_var("it", it_type);
-      const Expr g_it = done ? add(done, Expr(it)) : Expr(it);
-      const Expr stage = binary(BinaryOp::Mod, g_it, imm(S)), round = div(g_it, imm(S));
-      StageRewrite r = base;
-      r.vars[loop->var.get()] = iteration(it);
-      std::vector<Stmt> body;
-      for (int g = 0; g < G; ++g) {
-        body.push_back(if_then_else(binary(BinaryOp::GE, g_it, imm(S)),
-                                    mbar(MbarrierOp::Wait, empty(g, stage),
-                                         binary(BinaryOp::Mod, add(round, imm(1)), imm(2)))));
-        body.push_back(mbar(MbarrierOp::ArriveExpectTx, full(g, stage), int_imm(tx_bytes[size_t(g)])));
-        for (size_t c = 0; c < copies.size(); ++c)
-          if (group_of(copies[c]) == g)
-            bulk_copies(copies[c], map_of[c], base.staged[copies[c].copy->dst.buffer.get()], stage, full(g, stage), r,
-                        body);
-      }
-      out.push_back(for_loop(it, imm(0), loop->extent, ForKind::Serial, seq(body)));
-      return out;
-    };
-
-    // A wgmma gemm whose wait is placed apart, and that wait.
-    auto deferred_gemm = [](const Stmt &g) {
-      auto n = g->as<GemmNode>();
-      auto d = n->with(n->a, n->b, n->c);
-      d->deferred_wait = true;
-      return Stmt(d);
-    };
-    auto gemm_wait = [](int pending, const Stmt &g) {
-      return std::make_shared<WarpgroupSyncNode>(WarpgroupSyncKind::Wait, pending,
-                                                 std::vector<Buffer>{g->as<GemmNode>()->c.buffer});
-    };
-    // Ping-pong's turns: warpgroup w's is hardware barrier 2 + w, of both warpgroups' threads.
-    const Expr warpgroup = div(tid, int_imm(t_.warpgroup_threads()));
-    const Expr own_turn = add(int_imm(2), warpgroup), other_turn = sub(int_imm(3), warpgroup);
-    auto turn = [&](bool arrive, const Expr &id) {
-      return std::make_shared<NamedBarrierNode>(id, 2 * t_.warpgroup_threads(), arrive);
-    };
-
-    // An epilogue's copy by bulk stores (into the plan's tile where it is not the kernel's
-    // own, then one thread's stores), and on a persistent grid the wait before a tile is
-    // written again (`store_wait`: the last tile's stores have read it).
-    auto first_thread = [&](std::vector<Stmt> body) {
-      return if_then_else(binary(BinaryOp::EQ, tid, int_imm(0)), seq(std::move(body)));
-    };
-    auto store_wait = [&](const BulkStorePlan &p) {
-      std::vector<Stmt> out = {first_thread({std::make_shared<BulkStoreSyncNode>(BulkStoreSyncOp::Wait, p.tile)}),
-                               barrier()};
-      for (const Stmt &x : out)
-        x->loc = p.copy->loc;
-      return out;
-    };
-    auto bulk_store = [&](const BulkStorePlan &p) {
-      std::vector<Stmt> out;
-      const Region &dst = p.copy->dst;
-      if (!p.own) {
-        auto into_tile = std::make_shared<CopyNode>(p.copy->src, full_region(p.tile));
-        into_tile->loc = p.copy->loc;
-        out.push_back(into_tile);
-      }
-      // (The writes fenced for the copy engine, which reads the tile after the barrier.)
-      out.push_back(std::make_shared<ProxyFenceNode>());
-      out.push_back(barrier());
-      std::vector<Stmt> issue;
-      const SharedLayout &layout = k_.shared_layouts.at(p.tile.get());
-      for (std::int64_t j = 0; j < p.boxes; ++j) {
-        std::vector<Expr> coords;
-        for (size_t d = 0; d < dst.begin.size(); ++d) {
-          Expr c0 = dst.begin[d];
-          if (int(d) == dst.tile_dims[1])
-            c0 = add(c0, int_imm(j * p.box_cols, c0->type));
-          coords.push_back(cast(ScalarType::I32, c0));
-        }
-        auto store = std::make_shared<BulkStoreNode>(
-            p.map, std::move(coords), p.tile, shared_offset(*p.tile, &layout, {int_imm(0), int_imm(j * p.box_cols)}));
-        store->loc = p.copy->loc;
-        issue.push_back(store);
-      }
-      issue.push_back(std::make_shared<BulkStoreSyncNode>(BulkStoreSyncOp::Commit, p.tile));
-      out.push_back(first_thread(std::move(issue)));
-      for (const Stmt &x : out)
-        if (x->loc == 0)
-          x->loc = p.copy->loc;
-      return out;
-    };
-
-    // The consumers' work for one tile, the same way.
-    bool overlap_remarked = false;
-    auto consumer_tile = [&](const Expr &done, const Expr &n) {
-      auto g_of = [&](const Expr &i) { return done ? add(done, i) : i; };
-      std::vector<Stmt> out;
-      for (const Stmt &x : before) {
-        auto c = x->as<CopyNode>();
-        if (c && prologue_bufs.count(c->dst.buffer.get())) {
-          if (c == prologue.front().copy) // (one barrier for all: waited for at the first)
-            out.push_back(mbar(MbarrierOp::Wait, int_imm(q_full), n ? parity(n) : int_imm(0)));
-        } else if (auto db = x->as<DeclBufferNode>();
-                   !db || (!prologue_bufs.count(db->buffer.get()) && !own_decls.count(db->buffer.get()))) {
-          out.push_back(x);
-        }
-      }
-      Var it = make_var("it", it_type);
-      const Expr stage = binary(BinaryOp::Mod, g_of(it), imm(S));
-      StageRewrite work = base;
-      work.stage = stage;
-      // Waits for group g's stage of iteration i, and hands it back.
-      auto wait_full = [&](int g, const Expr &i) {
-        return mbar(MbarrierOp::Wait, full(g, binary(BinaryOp::Mod, g_of(i), imm(S))),
-                    binary(BinaryOp::Mod, div(g_of(i), imm(S)), imm(2)));
-      };
-      auto hand_back = [&](int g, const Expr &i) {
-        return mbar(MbarrierOp::Arrive, empty(g, binary(BinaryOp::Mod, g_of(i), imm(S))), nullptr);
-      };
-      Stmt consumer, peeled, drain; // (peeled, drain: the overlap's first iteration and last gemm)
-      std::vector<Stmt> body = {declare(loop->var, iteration(it))};
-      if (!overlap) {
-        body.push_back(wait_full(0, it));
-        if (turns) {
-          const Stmt &first = consumers[turns->first];
-          for (size_t i = 0; i < turns->first; ++i)
-            body.push_back(work.mutate(consumers[i]));
-          // (The first turn just before the first gemm: a barrier that the compiler places
-          // before the loop must not fall inside it.)
-          body.push_back(if_then_else(binary(BinaryOp::EQ, Expr(it), imm(0)), turn(false, own_turn)));
-          body.push_back(work.mutate(deferred_gemm(first)));
-          body.push_back(turn(true, other_turn));
-          body.push_back(gemm_wait(0, first));
-          for (size_t i = turns->first + 1; i < consumers.size(); ++i) {
-            if (i == turns->second)
-              body.push_back(turn(false, own_turn));
-            body.push_back(work.mutate(consumers[i]));
-          }
-        } else {
-          for (auto &c : consumers)
-            body.push_back(work.mutate(c));
-        }
-        // (Handing each stage back an iteration late, after waiting until only the latest
-        // gemm runs, cost the GEMM example 6% at 8192^3 on an H100: a stage less of
-        // prefetch; bench/NOTES.md session 29.)
-        body.push_back(hand_back(0, it));
-      } else {
-        // Iteration 0 first: [before, first gemm, its wait, the statements between]. Then
-        // iterations 1 on: [before, first gemm (issued), the last gemm of the iteration
-        // before (issued), the wait for the first, the free statements, the wait for the
-        // last (its tiles handed back), the others (the early tiles handed back)]. Then the
-        // last gemm of the last iteration. (No gemm under a branch inside the loop: ptxas
-        // serializes wgmma that one path waits for differently than another, C7518.)
-        auto &deferred = deferred_gemm;
-        auto &wait = gemm_wait;
-        const Stmt &first = consumers[overlap->first], &last = consumers[overlap->last];
-        const bool late_at_top = L >= 0 && overlap->late_read_early;
-        // The last gemm of iteration i (its stage and loop variable), after the wait for its
-        // late tiles where the top of the iteration did not wait.
-        auto last_of = [&](const Expr &i) {
-          StageRewrite r = base;
-          r.stage = binary(BinaryOp::Mod, g_of(i), imm(S));
-          r.vars[loop->var.get()] = iteration(i);
-          std::vector<Stmt> out;
-          if (L >= 0 && !late_at_top)
-            out.push_back(wait_full(L, i));
-          out.push_back(r.mutate(deferred(last)));
-          return out;
-        };
-        auto top = [&](const Expr &i, std::vector<Stmt> &out) {
-          if (E >= 0)
-            out.push_back(wait_full(E, i));
-          if (late_at_top)
-            out.push_back(wait_full(L, i));
-        };
-        StageRewrite at0 = base;
-        at0.stage = binary(BinaryOp::Mod, g_of(imm(0)), imm(S));
-        std::vector<Stmt> first_it = {declare(loop->var, iteration(imm(0)))};
-        top(imm(0), first_it);
-        top(it, body);
-        for (size_t i = 0; i < overlap->first; ++i) {
-          first_it.push_back(at0.mutate(consumers[i]));
-          body.push_back(work.mutate(consumers[i]));
-        }
-        first_it.push_back(at0.mutate(deferred(first)));
-        first_it.push_back(wait(0, first));
-        body.push_back(work.mutate(deferred(first)));
-        const Expr prev = sub(Expr(it), imm(1));
-        for (const Stmt &x : last_of(prev))
-          body.push_back(x);
-        body.push_back(wait(1, first));
-        for (size_t i : overlap->free) {
-          first_it.push_back(at0.mutate(consumers[i]));
-          body.push_back(work.mutate(consumers[i]));
-        }
-        body.push_back(wait(0, last));
-        if (L >= 0)
-          body.push_back(hand_back(L, prev));
-        for (size_t i : overlap->dep) {
-          first_it.push_back(at0.mutate(consumers[i]));
-          body.push_back(work.mutate(consumers[i]));
-        }
-        if (E >= 0) {
-          first_it.push_back(hand_back(E, imm(0)));
-          body.push_back(hand_back(E, it));
-        }
-        const Expr any = binary(BinaryOp::GT, loop->extent, imm(0));
-        peeled = if_then_else(any, seq(first_it));
-        std::vector<Stmt> tail = last_of(sub(loop->extent, imm(1)));
-        tail.push_back(wait(0, last));
-        // (Its late tiles handed back too: on a persistent grid the producer refills that
-        // stage for a later tile, and waits for it.)
-        if (L >= 0)
-          tail.push_back(hand_back(L, sub(loop->extent, imm(1))));
-        drain = if_then_else(any, seq(tail));
-        if (!overlap_remarked)
-          k_.remarks.push_back(
-              {last->loc, "gemm overlapped with the next iteration: issued after that iteration's first gemm, it runs "
-                          "while " + std::to_string(overlap->free.size()) + " of the " +
-                              std::to_string(overlap->free.size() + overlap->dep.size()) +
-                              " statements between them do, and is waited for before those that touch " +
-                              overlap->touched});
-        overlap_remarked = true;
-      }
-      // (A for loop's bounds are its first value and its count.)
-      consumer = peeled ? for_loop(it, imm(1), sub(loop->extent, imm(1)), ForKind::Serial, seq(body))
-                        : for_loop(it, imm(0), loop->extent, ForKind::Serial, seq(body));
-      consumer->loc = loop->loc;
-      if (peeled)
-        out.push_back(peeled);
-      out.push_back(consumer);
-      if (drain)
-        out.push_back(drain);
-      if (turns) // (the last turn handed on, where the loop took one)
-        out.push_back(if_then_else(binary(BinaryOp::GT, loop->extent, imm(0)), turn(true, other_turn)));
-      // The prologue's tiles go back once nothing reads them: after the loop, or after the
-      // statements after it where they read them.
-      bool read_after = false;
-      for (auto t = top.begin() + long(at) + 1; t != top.end(); ++t)
-        for (const BufferNode *b : prologue_bufs)
-          read_after |= effects_of(*t).reads.count(b) > 0;
-      const Stmt give_back = n && !prologue.empty() ? mbar(MbarrierOp::Arrive, int_imm(q_empty), nullptr) : nullptr;
-      if (give_back && !read_after)
-        out.push_back(give_back);
-      for (auto t = top.begin() + long(at) + 1; t != top.end(); ++t) {
-        // On a persistent grid, the last tile's stores have read a tile before it is written.
-        for (const BulkStorePlan &p : stores)
-          if (n && p.first_use == t->get())
-            for (const Stmt &x : store_wait(p))
-              out.push_back(x);
-        auto st = std::find_if(stores.begin(), stores.end(),
-                               [&](const BulkStorePlan &p) { return p.copy == (*t)->as<CopyNode>(); });
-        if (st == stores.end()) {
-          out.push_back(*t);
-          continue;
-        }
-        // (Where the launch could not encode the output's map: the copy as it was.)
-        const Expr have_map = binary(BinaryOp::EQ,
-                                     binary(BinaryOp::BitAnd, Expr(k_.maps_missing), int_imm(std::int64_t(1) << st->map)),
-                                     int_imm(0));
-        out.push_back(if_then_else(have_map, seq(bulk_store(*st)), *t));
-      }
-      if (give_back && read_after)
-        out.push_back(give_back);
-      return out;
-    };
     if (!overlap && !no_overlap.empty())
       k_.remarks.push_back({consumers.back()->loc, "gemm not overlapped with the next iteration: " + no_overlap});
     // Registers and occupancy: the blocks an SM (the most whose shared memory and consumer
     // registers fit), the file divided evenly among their threads at launch, then the
     // producer's given back down to a few and shared among the consumers.
     const Occupancy occ = occupancy(persistent ? 1 : 0, shared_used);
-    const int base_regs = occ.launch_registers, raised = occ.consumer_registers;
+    const int raised = occ.consumer_registers;
     const bool budget = occ.split;
     k_.blocks_per_sm = occ.blocks;
 
@@ -1528,69 +1679,19 @@ private:
     // Ping-pong: warpgroup 0 takes the first turn (warpgroup 1 arrives for it once), and
     // syncs on that arrival at the end, so that each barrier is left as it started.
     if (turns)
-      consumer_side.push_back(if_then_else(binary(BinaryOp::EQ, warpgroup, int_imm(1)), turn(true, int_imm(2))));
+      consumer_side.push_back(if_then_else(binary(BinaryOp::EQ, r.warpgroup, int_imm(1)), r.turn(true, int_imm(2))));
     if (!persistent) {
-      producer_side.push_back(if_then_else(binary(BinaryOp::EQ, tid, int_imm(NT)), seq(producer_tile(nullptr, nullptr))));
-      for (const Stmt &x : consumer_tile(nullptr, nullptr))
+      producer_side.push_back(
+          if_then_else(binary(BinaryOp::EQ, tid, int_imm(NT)), seq(r.producer_tile(nullptr, nullptr))));
+      for (const Stmt &x : r.consumer_tile(nullptr, nullptr))
         consumer_side.push_back(x);
     } else {
-      // The grid's tiles in the launch's order, blocks of a panel of `use_swizzle` rows
-      // side by side as the launch rasterizes them (tile_gpu.h's block_index).
-      Var tiles = make_var("tiles", ScalarType::I32);
-      Expr gx = cast(ScalarType::I32, k_.grid[0]), gy = cast(ScalarType::I32, k_.grid[1]),
-           gz = cast(ScalarType::I32, k_.grid[2]);
-      out.push_back(declare(tiles, mul(mul(gx, gy), gz)));
-      auto side = [&](bool producer) {
-        Var tile = make_var("tile", ScalarType::I32), n = make_var("n", ScalarType::I32),
-            done = make_var("done", it_type);
-        std::vector<Stmt> per = {};
-        auto named = [&](const std::string &name, const Expr &value) {
-          Var v = make_var(name, ScalarType::I32);
-          per.push_back(declare(v, value));
-          return Expr(v);
-        };
-        const Expr xy = named("tile_xy", binary(BinaryOp::Mod, Expr(tile), mul(gx, gy)));
-        const Expr z = div(Expr(tile), mul(gx, gy));
-        Expr x, y;
-        if (const std::int64_t P = k_.swizzle_panel; P > 1) {
-          const Expr pb = mul(int_imm(P), gx);
-          const Expr p = named("panel", div(xy, pb)), off = named("panel_offset", binary(BinaryOp::Mod, xy, pb));
-          const Expr rows = named("panel_rows", binary(BinaryOp::Min, int_imm(P), sub(gy, mul(p, int_imm(P)))));
-          const Expr col = named("panel_column", div(off, rows));
-          x = select(binary(BinaryOp::EQ, binary(BinaryOp::Mod, p, int_imm(2)), int_imm(1)),
-                     sub(sub(gx, int_imm(1)), col), col);
-          y = add(mul(p, int_imm(P)), binary(BinaryOp::Mod, off, rows));
-        } else {
-          x = binary(BinaryOp::Mod, xy, gx);
-          y = div(xy, gx);
-        }
-        const Expr index[3] = {x, y, z};
-        for (int d = 0; d < 3; ++d)
-          if (k_.block_index[d])
-            per.push_back(declare(k_.block_index[d], cast(k_.block_index[d]->type, index[d])));
-        per.insert(per.end(), tile_prelude.begin(), tile_prelude.end());
-        for (const Stmt &x : producer ? producer_tile(done, n) : consumer_tile(done, n))
-          per.push_back(x);
-        per.push_back(assign(done, add(Expr(done), binary(BinaryOp::Max, loop->extent, imm(0)))));
-        if (producer) {
-          // The next tile, once the consumers have read the last one published.
-          per.push_back(if_then_else(binary(BinaryOp::GT, n, int_imm(0)),
-                                     mbar(MbarrierOp::Wait, int_imm(slot_empty), parity(add(n, int_imm(1))))));
-          per.push_back(std::make_shared<TileFetchNode>(TileFetchOp::Publish, tile, slot));
-          per.push_back(mbar(MbarrierOp::Arrive, int_imm(slot_full), nullptr));
-        } else {
-          per.push_back(mbar(MbarrierOp::Wait, int_imm(slot_full), parity(n)));
-          per.push_back(std::make_shared<TileFetchNode>(TileFetchOp::Receive, tile, slot));
-          per.push_back(mbar(MbarrierOp::Arrive, int_imm(slot_empty), nullptr));
-        }
-        per.push_back(assign(n, add(Expr(n), int_imm(1))));
-        Stmt loop_over_tiles = while_loop(binary(BinaryOp::LT, Expr(tile), Expr(tiles)), seq(per));
-        loop_over_tiles->loc = loop->loc;
-        return seq({declare(tile, int_imm(0)), std::make_shared<TileFetchNode>(TileFetchOp::First, tile, nullptr),
-                    declare(n, int_imm(0)), declare(done, imm(0)), loop_over_tiles});
-      };
-      producer_side.push_back(if_then_else(binary(BinaryOp::EQ, tid, int_imm(NT)), side(true)));
-      consumer_side.push_back(side(false));
+      // The grid's tiles: each side's loop takes them in turn (Roles::side).
+      r.tiles = make_var("tiles", ScalarType::I32);
+      out.push_back(declare(r.tiles, mul(mul(cast(ScalarType::I32, k_.grid[0]), cast(ScalarType::I32, k_.grid[1])),
+                                         cast(ScalarType::I32, k_.grid[2]))));
+      producer_side.push_back(if_then_else(binary(BinaryOp::EQ, tid, int_imm(NT)), r.side(true)));
+      consumer_side.push_back(r.side(false));
       k_.persistent = true;
       k_.remarks.push_back(
           {loop->loc, "persistent grid: at most one block an SM, each taking the grid's tiles in turn" +
@@ -1600,57 +1701,19 @@ private:
                           "; the producer loads a block's next tile while its consumers finish the last"});
     }
     // The tiles of the bulk stores stay until the stores have read them.
-    if (!stores.empty()) {
+    if (!r.stores.empty()) {
       std::vector<Stmt> waits;
-      for (const BulkStorePlan &p : stores)
+      for (const BulkStorePlan &p : r.stores)
         waits.push_back(std::make_shared<BulkStoreSyncNode>(BulkStoreSyncOp::Wait, p.tile));
-      consumer_side.push_back(first_thread(waits));
+      consumer_side.push_back(r.first_thread(waits));
     }
     if (turns)
-      consumer_side.push_back(if_then_else(binary(BinaryOp::EQ, warpgroup, int_imm(0)), turn(false, int_imm(2))));
+      consumer_side.push_back(if_then_else(binary(BinaryOp::EQ, r.warpgroup, int_imm(0)), r.turn(false, int_imm(2))));
     out.push_back(if_then_else(binary(BinaryOp::GE, tid, int_imm(NT)), seq(producer_side), seq(consumer_side)));
     k_.body = seq(out);
     k_.producer_threads = t_.warpgroup_threads();
 
-    std::string names;
-    for (const BulkCopyPlan &p : copies)
-      names += (names.empty() ? "'" : ", '") + p.copy->dst.buffer->name + "'";
-    std::string first_names;
-    for (const BulkCopyPlan &p : prologue)
-      first_names += (first_names.empty() ? "'" : ", '") + p.copy->dst.buffer->name + "'";
-    // "128-byte swizzle", "64- and 128-byte swizzles"
-    std::set<int> swizzles;
-    for (const BulkCopyPlan &p : copies)
-      swizzles.insert(p.swizzle);
-    for (const BulkCopyPlan &p : prologue)
-      swizzles.insert(p.swizzle);
-    std::string swizzled;
-    for (int sw : swizzles)
-      swizzled += (swizzled.empty() ? "" : sw == *swizzles.rbegin() ? " and " : ", ") + std::to_string(sw) +
-                  (sw == *swizzles.rbegin() ? "-byte swizzle" : "-");
-    if (swizzles.size() > 1)
-      swizzled += "s";
-    k_.remarks.push_back(
-        {loop->loc, "pipelined loop: " + std::to_string(S) + " stages, the copies into " + names +
-                        (prologue.empty() ? "" : " (and before it into " + first_names + ")") +
-                        " are bulk tensor copies (TMA, " + swizzled + ") by a producer warpgroup of " +
-                        std::to_string(t_.warpgroup_threads()) + " threads" +
-                        (budget ? " (" + std::to_string(kProducerRegisters) + " registers each)" : "") + "; the " +
-                        std::to_string(NT) + " consumer threads" +
-                        (budget ? " take " + std::to_string(raised) + " registers each and" : "") +
-                        " hand stages back through mbarriers"});
-    k_.remarks.push_back({loop->loc, std::to_string(occ.blocks) +
-                                         (occ.blocks == 1 ? " block an SM expected" : " blocks an SM expected") +
-                                         (occ.why.empty() ? "" : " (" + occ.why + ")") + ": " +
-                                         std::to_string(occ.launch_registers) + " registers a thread at launch" +
-                                         (budget ? ", the consumers' " + std::to_string(raised) : "") +
-                                         " for about " + std::to_string(occ.need) + " a consumer needs"});
-    for (const BulkStorePlan &p : stores)
-      k_.remarks.push_back(
-          {p.copy->loc, "copy into '" + p.copy->dst.buffer->name + "' by bulk tensor stores (TMA, " +
-                            std::to_string(p.boxes) + (p.boxes == 1 ? " box" : " boxes") + " of " +
-                            std::to_string(p.rows) + "x" + std::to_string(p.box_cols) + ") from shared '" +
-                            p.tile->name + "' (128-byte swizzle), which one consumer thread issues"});
+    remark_roles(r, occ);
     return true;
   }
 };

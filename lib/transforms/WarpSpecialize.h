@@ -92,12 +92,22 @@
 //   barriers of their own (barriers[4 S]: group g's full[s] at g S + s, its empty[s] at
 //   2 S + g S + s).
 //
-//   Kernel::producer_threads = 128, Kernel::tensor_maps one per tensor and box; barriers
-//   of the consumers wait for the NT threads only. A copy qualifies when it moves a whole
-//   shared tile of rank 2 from a tensor parameter, without conversion or transposition,
-//   and the tile is stored in the 128-byte swizzle (rows, or slabs, of 128 bytes: one
-//   box each); the copies' coordinates and the loop's bounds read only parameters, block
-//   indices and those leading declarations. Elements past the tensor's edges arrive as
+//   Kernel::producer_threads = 128, Kernel::tensor_maps one per tensor, box and swizzle;
+//   barriers of the consumers wait for the NT threads only. A copy qualifies when it moves
+//   a whole shared tile of rank 2 from a tensor parameter, without conversion or
+//   transposition, and the tile is stored in a swizzle the copy engine writes (128, 64 or
+//   32 bytes: rows, or slabs, of one span, one box each); the copies' coordinates and the
+//   loop's bounds read only parameters, block indices and those leading declarations.
+//
+//   Kernel::blocks_per_sm: the most blocks an SM (up to 4) whose shared memory and
+//   consumers' registers fit; the register split (registers_down_to / up_to) divides that
+//   many blocks' registers. Where the kernel has no use_swizzle and the loop copies one
+//   tile along the grid's rows and another along its columns (a GEMM), swizzle_panel = 8.
+//
+//   Phases, each a method of the pass's Specializer: plan_loop (what qualifies), plan_grid
+//   (persistence), plan_overlap, plan_turns, plan_prologue, plan_stores (and their
+//   occupancy), occupancy; then Roles builds the producer's and consumers' statements
+//   from those plans. Elements past the tensor's edges arrive as
 //   zeros, as the copies' own bounds checks give. Kernels with device_assert (which ends a
 //   consumer thread early) and loops that do not qualify stay as they are, with a remark
 //   saying why where the loop has a wgmma gemm.
