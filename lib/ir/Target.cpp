@@ -193,6 +193,9 @@ std::optional<Target> cuda_target(const std::string &arch, std::string &problem)
     t.mma_atoms.push_back(std::make_shared<const MmaAtom>(wgmma_atom(t.warp_size)));
     t.bulk_tensor_copy = true;
     t.bulk_copy_swizzles = {128, 64, 32};
+    t.bulk_copy_row_bytes = 16;
+    t.bulk_copy_box = 256;
+    t.bulk_copy_alignment = 128;
   }
   // mma.sync.m16n8k16 with bf16 and f16 operands, ldmatrix and cp.async: sm_80 and later;
   // m16n8k32 with 8-bit floats: sm_89 and later.

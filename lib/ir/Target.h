@@ -36,6 +36,10 @@ struct Target {
   /// The swizzles (bytes) bulk tensor copies write shared tiles in, widest first; a tile
   /// in one starts on a multiple of 8 of its spans.
   std::vector<int> bulk_copy_swizzles;
+  /// A bulk tensor copy's box: rows of a multiple of `bulk_copy_row_bytes`, at most
+  /// `bulk_copy_box` elements in each dimension, written into shared memory from a multiple
+  /// of `bulk_copy_alignment` bytes (each pipeline stage of a tile in no swizzle too).
+  int bulk_copy_row_bytes = 0, bulk_copy_box = 0, bulk_copy_alignment = 0;
   /// Warps that run together as a warpgroup (the producer of warp-specialize; setmaxnreg
   /// and wgmma work on whole ones).
   int warpgroup_warps = 0;

@@ -297,9 +297,12 @@ public:
     check_buffer(tile, what);
     auto sl = kernel->shared_layouts.find(tile.get());
     const int swizzle = sl == kernel->shared_layouts.end() ? 0 : sl->second.swizzle_bytes;
-    if (tile->scope != Scope::Shared || swizzle == 0 || sl->second.alignment < 8 * swizzle)
+    // In a swizzle from a multiple of 8 of its spans, or in dense rows.
+    const bool dense = swizzle == 0 && (sl == kernel->shared_layouts.end() ||
+                                        (sl->second.pitch == tile->extent(tile->rank() - 1) && sl->second.slab == 0));
+    if (tile->scope != Scope::Shared || (!dense && (swizzle == 0 || sl->second.alignment < 8 * swizzle)))
       fail(std::string(what) + " of '" + tile->name +
-           "', which is not a shared tile in a swizzle from a multiple of 8 of its spans");
+           "', which is not a shared tile in dense rows or in a swizzle from a multiple of 8 of its spans");
     if (map < 0 || size_t(map) >= kernel->tensor_maps.size()) {
       fail(std::string(what) + " through tensor map " + std::to_string(map) + " of " +
            std::to_string(kernel->tensor_maps.size()));

@@ -199,19 +199,22 @@ struct Roles {
   // null), completing on barrier `bar`, with the loop's variable as `r` substitutes it.
   void bulk_copies(const BulkCopyPlan &p, int map, const Buffer &dst, const Expr &stage, const Expr &bar,
                          StageRewrite &r, std::vector<Stmt> &out) {
-    const SharedLayout &layout = k_.shared_layouts.at(dst.get());
+    auto laid = k_.shared_layouts.find(dst.get());
+    const SharedLayout *layout = laid == k_.shared_layouts.end() ? nullptr : &laid->second; // (null: dense rows)
     for (std::int64_t j = 0; j < p.boxes; ++j) {
       std::vector<Expr> coords;
       for (size_t d = 0; d < p.copy->src.begin.size(); ++d) {
         Expr c0 = r.mutate(p.copy->src.begin[d]);
-        if (int(d) == p.copy->src.tile_dims[1])
+        if (int(d) == p.copy->src.tile_dims.back())
           c0 = add(c0, int_imm(j * p.box_cols, c0->type));
         coords.push_back(cast(ScalarType::I32, c0));
       }
-      std::vector<Expr> at = {int_imm(0), int_imm(j * p.box_cols)};
+      // The box's first element: row 0 (of a two-dimensional tile), column j * box_cols.
+      std::vector<Expr> at(p.copy->dst.buffer->rank() - 1, int_imm(0));
+      at.push_back(int_imm(j * p.box_cols));
       if (stage)
         at.insert(at.begin(), cast(ScalarType::I32, stage));
-      auto bulk = std::make_shared<BulkCopyNode>(map, std::move(coords), dst, shared_offset(*dst, &layout, at), bars,
+      auto bulk = std::make_shared<BulkCopyNode>(map, std::move(coords), dst, shared_offset(*dst, layout, at), bars,
                                                  cast(ScalarType::I32, bar));
       bulk->loc = p.copy->loc;
       out.push_back(bulk);
@@ -702,19 +705,48 @@ private:
       return why = "the copy into " + name + " reads a tensor of more than 4 dimensions", std::nullopt;
     if (src.buffer->dtype != d->dtype)
       return why = "the copy into " + name + " converts its elements", std::nullopt;
-    const int elem = bytes(d->dtype);
-    if (d->rank() != 2 || src.tile_dims.size() != 2 || dst.tile_shape() != src.tile_shape() ||
+    const int elem = bytes(d->dtype), rank = d->rank();
+    // A one-dimensional tile is a box of one row.
+    if (rank > 2 || src.tile_dims.size() != size_t(rank) || dst.tile_shape() != src.tile_shape() ||
         dst.num_elements() != d->num_elements())
-      return why = "the copy into " + name + " does not fill the whole two-dimensional tile", std::nullopt;
-    if (src.tile_dims[0] >= src.tile_dims[1] || src.tile_dims[1] != src.buffer->rank() - 1)
+      return why = "the copy into " + name + " does not fill the whole one- or two-dimensional tile", std::nullopt;
+    if (src.tile_dims.back() != src.buffer->rank() - 1 || (rank == 2 && src.tile_dims[0] >= src.tile_dims[1]))
       return why = "the copy into " + name + " transposes, or its rows are not along the tensor's last dimension",
              std::nullopt;
     auto sl = k_.shared_layouts.find(d);
     const int swizzle = sl == k_.shared_layouts.end() ? 0 : sl->second.swizzle_bytes;
-    const std::int64_t rows = d->extent(0), cols = d->extent(1), span = swizzle / elem;
+    const std::int64_t rows = rank == 2 ? d->extent(0) : 1, cols = d->extent(rank - 1);
+    if (rows > t_.bulk_copy_box)
+      return why = "the tile " + name + " has more than " + std::to_string(t_.bulk_copy_box) +
+                   " rows (a bulk copy's box)",
+             std::nullopt;
+    p.rows = rows;
+    p.bytes = rows * cols * elem;
+    p.swizzle = swizzle;
+    if (swizzle == 0) {
+      // Dense rows: one box of the whole tile, each stage on the copy engine's boundary.
+      if (sl != k_.shared_layouts.end() && (sl->second.pitch != cols || sl->second.slab != 0))
+        return why = "the tile " + name + " is stored with padded rows, which the copy engine does not write",
+               std::nullopt;
+      if (cols * elem % t_.bulk_copy_row_bytes != 0 || cols > t_.bulk_copy_box)
+        return why = "the rows of the tile " + name + " are " + std::to_string(cols * elem) +
+                     " bytes (a bulk copy's box takes rows of a multiple of " +
+                     std::to_string(t_.bulk_copy_row_bytes) + " bytes, at most " +
+                     std::to_string(t_.bulk_copy_box) + " elements)",
+               std::nullopt;
+      if (p.bytes % t_.bulk_copy_alignment != 0 || t_.shared_alignment % t_.bulk_copy_alignment != 0)
+        return why = "the tile " + name + " is " + std::to_string(p.bytes) +
+                     " bytes: its stages would not start on the " + std::to_string(t_.bulk_copy_alignment) +
+                     "-byte boundaries bulk copies write to",
+               std::nullopt;
+      p.box_cols = cols;
+      p.boxes = 1;
+      return p;
+    }
     // The copy engine swizzles by address bits (7 on), the layout by the row's 128-byte line
     // from the tile's start: the same where tiles start on multiples of 8 spans and hold
     // whole 8-row groups, their rows (or slabs) one span.
+    const std::int64_t span = swizzle / elem;
     const bool takes = std::find(t_.bulk_copy_swizzles.begin(), t_.bulk_copy_swizzles.end(), swizzle) !=
                        t_.bulk_copy_swizzles.end();
     const bool swizzled = takes && sl->second.alignment >= 8 * swizzle && rows % 8 == 0 &&
@@ -724,13 +756,8 @@ private:
       return why = "the tile " + name + " is not stored in rows or slabs of one span of a swizzle the copy engine "
                                         "writes",
              std::nullopt;
-    if (rows > 256)
-      return why = "the tile " + name + " has more than 256 rows (a bulk copy's box)", std::nullopt;
-    p.rows = rows;
     p.box_cols = span;
     p.boxes = cols / span;
-    p.bytes = rows * cols * elem;
-    p.swizzle = swizzle;
     return p;
   }
 
@@ -1021,6 +1048,35 @@ private:
     return std::nullopt;
   }
 
+  /// What the producer computes the copies' coordinates and the loop's bounds from: the
+  /// parameters, the block's indices (and the loop's variable) and, of the top-level
+  /// statements before the loop at top[at], the declarations that read no memory and are
+  /// never assigned (`prelude`, which both sides run).
+  void producer_reads(const std::vector<Stmt> &top, size_t at, std::set<const VarNode *> &known,
+                      std::vector<Stmt> &prelude) const {
+    std::set<const VarNode *> assigned;
+    for_each_node(k_.body, nullptr, [&](const Stmt &x) {
+      if (auto a = x->as<AssignNode>())
+        assigned.insert(a->var.get());
+    });
+    for (auto &p : k_.params)
+      if (p.scalar)
+        if (!assigned.count(p.scalar.get())) // (a parameter may be assigned like a variable)
+          known.insert(p.scalar.get());
+    for (auto &b : k_.block_index)
+      if (b)
+        known.insert(b.get());
+    for (size_t i = 0; i < at; ++i)
+      if (auto d = top[i]->as<DeclareNode>(); d && d->init && !assigned.count(d->var.get()) && !reads_memory(d->init)) {
+        std::set<const VarNode *> reads;
+        free_vars(d->init, reads);
+        if (std::all_of(reads.begin(), reads.end(), [&](const VarNode *v) { return known.count(v) > 0; })) {
+          known.insert(d->var.get());
+          prelude.push_back(top[i]);
+        }
+      }
+  }
+
   /// Whether the loop at top[at] can be warp-specialized (the remark says why not): its
   /// body starts with copies that bulk copies can make, into shared tiles that only its
   /// consumers' element accesses, copies and gemms read, and what the producer computes
@@ -1038,23 +1094,60 @@ private:
       return refuse_loop(loop, "the kernel has a device_assert, which ends a thread early");
     if (!loop->body->as<SeqNode>())
       return refuse_loop(loop, "its body does not start with copies from global into shared memory");
+    std::set<const VarNode *> known;
+    std::vector<Stmt> prelude;
+    producer_reads(top, at, known, prelude);
+    const std::set<const StmtNode *> in_prelude = [&] {
+      std::set<const StmtNode *> in;
+      for (const Stmt &d : prelude)
+        in.insert(d.get());
+      return in;
+    }();
+
+    // The copies from global into shared memory that start the body, and those after other
+    // statements that the producer can make as well: into a tile no earlier statement of the
+    // body touches, at offsets it computes (TileLang's backward copies lse and dO between
+    // its gemms); the others stay with the consumers.
     const std::vector<Stmt> stmts = pipelined_body(loop);
     std::vector<BulkCopyPlan> copies;
     std::vector<Stmt> consumers;
     std::set<const BufferNode *> filled;
+    analysis::SharedAccess earlier;
+    auto producer_computes = [&](const CopyNode *c) {
+      std::set<const VarNode *> reads;
+      bool loads = false;
+      for (auto &b : c->src.begin) {
+        free_vars(b, reads);
+        loads |= reads_memory(b);
+      }
+      return !loads && std::all_of(reads.begin(), reads.end(),
+                                   [&](const VarNode *v) { return v == loop->var.get() || known.count(v) > 0; });
+    };
+    auto touched_before = [&](const BufferNode *b) {
+      for (const std::set<analysis::BufferUse> *uses : {&earlier.reads, &earlier.writes})
+        for (const analysis::BufferUse &u : *uses)
+          if (u.buffer == b)
+            return true;
+      return false;
+    };
     for (auto &s : stmts) {
       auto c = s->as<CopyNode>();
-      if (consumers.empty() && c && c->src.buffer->scope == Scope::Global && c->dst.buffer->scope == Scope::Shared &&
-          !filled.count(c->dst.buffer.get())) {
+      if (c && c->src.buffer->scope == Scope::Global && c->dst.buffer->scope == Scope::Shared &&
+          !filled.count(c->dst.buffer.get()) &&
+          (consumers.empty() || (!touched_before(c->dst.buffer.get()) && producer_computes(c) &&
+                                 c->src.buffer->read_only))) {
         std::string why;
         auto p = plan_copy(c, why);
-        if (!p)
+        if (!p && consumers.empty())
           return refuse_loop(loop, why);
-        copies.push_back(*p);
-        filled.insert(c->dst.buffer.get());
-      } else {
-        consumers.push_back(s);
+        if (p) {
+          copies.push_back(*p);
+          filled.insert(c->dst.buffer.get());
+          continue;
+        }
       }
+      consumers.push_back(s);
+      earlier.merge(analysis::shared_access(s));
     }
     if (copies.empty())
       return refuse_loop(loop, "its body does not start with copies from global into shared memory");
@@ -1094,32 +1187,10 @@ private:
             return refuse_loop(loop, "'" + b->name + "', which it copies into, is written in the loop too");
     }
 
-    // The producer computes the copies' coordinates and the loop's bounds: they may read
-    // the parameters, the block's indices, the loop's variable and the leading top-level
-    // declarations that read no memory and are never assigned (which both sides run).
-    std::set<const VarNode *> assigned, known;
-    for_each_node(k_.body, nullptr, [&](const Stmt &x) {
-      if (auto a = x->as<AssignNode>())
-        assigned.insert(a->var.get());
-    });
-    for (auto &p : k_.params)
-      if (p.scalar)
-        if (!assigned.count(p.scalar.get())) // (a parameter may be assigned like a variable)
-          known.insert(p.scalar.get());
-    for (auto &b : k_.block_index)
-      if (b)
-        known.insert(b.get());
-    std::vector<Stmt> prelude, before;
+    std::vector<Stmt> before;
     for (size_t i = 0; i < at; ++i) {
-      if (auto d = top[i]->as<DeclareNode>(); d && d->init && !assigned.count(d->var.get()) && !reads_memory(d->init)) {
-        std::set<const VarNode *> reads;
-        free_vars(d->init, reads);
-        if (std::all_of(reads.begin(), reads.end(), [&](const VarNode *v) { return known.count(v) > 0; })) {
-          known.insert(d->var.get());
-          prelude.push_back(top[i]);
-          continue;
-        }
-      }
+      if (in_prelude.count(top[i].get()))
+        continue;
       if (auto db = top[i]->as<DeclBufferNode>(); db && filled.count(db->buffer.get()))
         continue; // declared staged, before the roles split
       before.push_back(top[i]);
@@ -1374,8 +1445,9 @@ private:
   /// tile dimensions, in `swizzle`: one per tensor, box and swizzle.
   int map_of_box(int param, const Region &r, std::int64_t rows, std::int64_t cols, int swizzle) {
     std::vector<std::int64_t> box(size_t(r.buffer->rank()), 1);
-    box[size_t(r.tile_dims[0])] = rows;
-    box[size_t(r.tile_dims[1])] = cols;
+    if (r.tile_dims.size() == 2)
+      box[size_t(r.tile_dims[0])] = rows;
+    box[size_t(r.tile_dims.back())] = cols;
     for (size_t m = 0; m < k_.tensor_maps.size(); ++m)
       if (k_.tensor_maps[m].param == param && k_.tensor_maps[m].box == box && k_.tensor_maps[m].swizzle_bytes == swizzle)
         return int(m);
@@ -1500,18 +1572,23 @@ private:
     std::string first_names;
     for (const BulkCopyPlan &p : r.prologue)
       first_names += (first_names.empty() ? "'" : ", '") + p.copy->dst.buffer->name + "'";
-    // "128-byte swizzle", "64- and 128-byte swizzles"
+    // "128-byte swizzle", "64- and 128-byte swizzles", "128-byte swizzle; 'lse_s' in dense rows"
     std::set<int> swizzles;
-    for (const BulkCopyPlan &p : r.copies)
-      swizzles.insert(p.swizzle);
-    for (const BulkCopyPlan &p : r.prologue)
-      swizzles.insert(p.swizzle);
+    std::string dense;
+    for (const std::vector<BulkCopyPlan> *ps : {&r.copies, &r.prologue})
+      for (const BulkCopyPlan &p : *ps)
+        if (p.swizzle)
+          swizzles.insert(p.swizzle);
+        else
+          dense += (dense.empty() ? "'" : ", '") + p.copy->dst.buffer->name + "'";
     std::string swizzled;
     for (int sw : swizzles)
       swizzled += (swizzled.empty() ? "" : sw == *swizzles.rbegin() ? " and " : ", ") + std::to_string(sw) +
                   (sw == *swizzles.rbegin() ? "-byte swizzle" : "-");
     if (swizzles.size() > 1)
       swizzled += "s";
+    if (!dense.empty())
+      swizzled += (swizzled.empty() ? "" : "; ") + dense + " in dense rows";
     k_.remarks.push_back(
         {r.loop->loc, "pipelined loop: " + std::to_string(r.S) + " stages, the copies into " + names +
                         (r.prologue.empty() ? "" : " (and before it into " + first_names + ")") +

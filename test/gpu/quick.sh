@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A short check of the GPU test set (build/gpu) for a call of a few minutes on the GPU
 # machine, where run.sh's whole set does not fit: the execution tests of the Hopper paths
-# (bulk stores, ping-pong, persistent grids, warp specialization), the attention and GEMM
-# examples in their builds at sizes that divide no tile, and the attention and GEMM builds
+# (bulk stores, ping-pong, persistent grids, warp specialization, the producer's other
+# tiles), the attention and GEMM examples in their builds at sizes that divide no tile, and
+# the attention and GEMM builds (and the producer's tiles)
 # under memcheck and racecheck. One line a check, on stdout; exit status 1 if any failed.
 #   bash build/gpu/quick.sh          (TILE_QUICK_TIMEOUT: seconds a program may run, default 120)
 set -u
@@ -15,7 +16,8 @@ say() { # status what detail
   printf '%-4s %-58s %s\n' "$1" "$2" "$3"
   [ "$1" = ok ] || failed=1
 }
-for t in bulk-store pingpong persistent persistent-no-pingpong warp-specialized warp-specialized-no-pingpong; do
+for t in bulk-store pingpong persistent persistent-no-pingpong warp-specialized warp-specialized-no-pingpong \
+         producer-tiles producer-tiles-mma; do
   [ -x "bin/$t" ] || { say FAIL "$t" "not built"; continue; }
   out=$(timeout -k 5 "$limit" "bin/$t" 2>&1)
   rc=$?
@@ -46,10 +48,10 @@ if command -v compute-sanitizer > /dev/null; then
   for tool in memcheck racecheck; do
     for p in example-flash_attention example-flash_attention-launch-grid example-flash_attention-no-bulk-store \
              example-flash_attention-simple \
-             example-gemm example-gemm-no-bulk-store example-gemm_simple; do
+             example-gemm example-gemm-no-bulk-store example-gemm_simple producer-tiles; do
       [ -x "bin/$p" ] || continue
       args="1 2 1 150 130 128 1"
-      case $p in example-gemm_simple) args="200 184 176" ;; example-gemm*) args="200 190 170" ;; esac
+      case $p in example-gemm_simple) args="200 184 176" ;; example-gemm*) args="200 190 170" ;; producer-tiles) args="" ;; esac
       out=$(timeout -k 5 "$limit" compute-sanitizer --tool $tool --error-exitcode 99 "bin/$p" $args 2>&1)
       rc=$?
       summary=$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' <<< "$out" | head -1)

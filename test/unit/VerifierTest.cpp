@@ -1,6 +1,6 @@
 // The IR verifier (lib/ir/Verifier.h) on the statements of Hopper's copy engine: a bulk
-// copy's or bulk store's shared tile must be in a swizzle (its map's) from a multiple of 8
-// of its spans, its tensor map one of the kernel's, of a tensor parameter, with a coordinate
+// copy's or bulk store's shared tile must be in dense rows or in a swizzle (its map's, 0 for
+// dense rows) from a multiple of 8 of its spans, its tensor map one of the kernel's, of a tensor parameter, with a coordinate
 // per dimension, a bulk copy's map not an optional one (which a launch may not have), and
 // the mask of missing maps declared exactly where a map is optional; a bulk store's commit
 // or wait names a shared tile. A well-formed kernel passes; each defect is reported.
@@ -72,10 +72,36 @@ TEST(Verifier, BulkStoreFromATileNotInTheSwizzle) {
     Kernel k = with_tile([](const Buffer &, const Buffer &t) {
       return std::vector<Stmt>{store_of(t, 0, {int_imm(0), int_imm(0)})};
     }, l);
-    EXPECT_NE(first_problem(k).find("not a shared tile in a swizzle from a multiple of 8 of its spans"),
+    EXPECT_NE(first_problem(k).find("not a shared tile in dense rows or in a swizzle from a multiple of 8 of its spans"),
               std::string::npos)
         << first_problem(k);
   }
+}
+
+TEST(Verifier, BulkCopyIntoDenseRows) {
+  // A tile in dense rows (no layout, or rows of its own width) through a map in no swizzle;
+  // through the 128-byte one it is a defect.
+  for (bool laid_out : {false, true})
+    for (int map_swizzle : {0, 128}) {
+      Kernel k = with_tile([](const Buffer &, const Buffer &t) {
+        Buffer bars = make_buffer("bars", Scope::Shared, ScalarType::U64, {1});
+        return std::vector<Stmt>{decl_buffer(bars),
+                                 std::make_shared<BulkCopyNode>(0, std::vector<Expr>{int_imm(0), int_imm(0)}, t,
+                                                                int_imm(0), bars, int_imm(0))};
+      });
+      const BufferNode *t = k.shared_layouts.begin()->first;
+      if (laid_out)
+        k.shared_layouts[t] = SharedLayout{128, 0, 0, 0};
+      else
+        k.shared_layouts.clear();
+      k.tensor_maps[0] = {0, {128, 128}, map_swizzle};
+      if (map_swizzle == 0)
+        EXPECT_EQ(first_problem(k), "");
+      else
+        EXPECT_NE(first_problem(k).find("in the 0-byte swizzle through tensor map 0 of the 128-byte one"),
+                  std::string::npos)
+            << first_problem(k);
+    }
 }
 
 TEST(Verifier, BulkStoreInAnotherSwizzleThanItsMap) {
@@ -91,7 +117,7 @@ TEST(Verifier, BulkStoreFromAFragment) {
   Kernel k = with_tile([](const Buffer &, const Buffer &t) {
     return std::vector<Stmt>{store_of(t, 0, {int_imm(0), int_imm(0)})};
   }, SharedLayout{64, 128, 64, 1024}, Scope::Fragment);
-  EXPECT_NE(first_problem(k).find("not a shared tile in a swizzle"), std::string::npos) << first_problem(k);
+  EXPECT_NE(first_problem(k).find("which is not a shared tile in dense rows or in a swizzle"), std::string::npos) << first_problem(k);
 }
 
 TEST(Verifier, TensorMapOfAScalarParameter) {
