@@ -169,17 +169,26 @@ public:
       const MmaShape &m = *g.mma;
       const MmaAtom &atom = *g.atom;
       const bool a_regs = in_registers(g.g->a.buffer.get());
+      // A policy the grid does not follow (its tiles or the registers do not allow it).
+      std::string policy;
+      if (g.g->policy == WarpPolicy::FullCol && m.warps_m != atom.warps)
+        policy = "full_col (warps side by side along N)";
+      else if (g.g->policy == WarpPolicy::FullRow && m.warps_n != 1)
+        policy = "full_row (warps stacked along M)";
+      if (!policy.empty())
+        policy = "; not " + policy + ": no such grid of " + std::to_string(k_.threads / target_.warp_size) +
+                 " warps tiles " + std::to_string(m.rows) + "x" + std::to_string(m.cols) + " with its atoms";
       if (atom.warps > 1) {
         const int groups = m.warps_m * m.warps_n / atom.warps;
         out.push_back({g.loc, "gemm on " + atom.units + " (" + atom.remark_name(at, bt, int(m.cols / m.warps_n)) + ", " +
                                   std::to_string(groups) + (groups == 1 ? " warpgroup, " : " warpgroups, ") +
                                   (a_regs ? "a from registers, b from shared memory)" : "a and b from shared memory)") +
-                                  g.refusals(false)});
+                                  policy + g.refusals(false)});
       } else {
         out.push_back({g.loc, "gemm on " + atom.units + " (" + atom.remark_name(at, bt, atom.n) + ", " +
                                   std::to_string(m.warps_m) + "x" + std::to_string(m.warps_n) + " warps, a from " +
                                   (a_regs ? "registers" : "shared memory via " + atom.operand_load) + ")" +
-                                  g.refusals(false)});
+                                  policy + g.refusals(false)});
       }
     }
     return out;
@@ -415,12 +424,12 @@ private:
         to_shared(b, "needs " + std::to_string(l.slots()) + " registers per thread, more than the " +
                          std::to_string(limit) + " a fragment may take");
     }
+    // (A source in registers reduces into a destination in shared memory: the first thread
+    // holding each result stores it, lower-fragments.)
     for (auto &r : reduces_) {
       const BufferNode *src = r.n->src.get(), *dst = r.n->dst.get();
       if (!in_registers(src) && in_registers(dst))
         to_shared(dst, "reduced from " + quoted(src) + ", which is in shared memory");
-      else if (in_registers(src) && !in_registers(dst))
-        to_shared(src, "reduced into " + quoted(dst) + ", which is in shared memory");
     }
     for (auto *b : atomic_sources_)
       if (in_registers(b) && layout_.count(b) && layout_.at(b).replicated())

@@ -348,7 +348,10 @@ private:
       if (d != r)
         kept_dims.push_back(d);
     const Fragment dst_layout = select_dims(l, kept_dims, &origin);
-    if (!in_registers(n->dst.get()) || !(k_.layouts.at(n->dst.get()) == dst_layout)) {
+    // The destination in registers takes the source's layout without r; in shared memory,
+    // the first of the threads holding each result stores it.
+    const bool dst_in_registers = in_registers(n->dst.get());
+    if (dst_in_registers && !(k_.layouts.at(n->dst.get()) == dst_layout)) {
       fail("reduction of '" + n->src->name + "' into '" + n->dst->name + "' whose layout is not the source's without dimension " +
            std::to_string(r));
       return self;
@@ -366,7 +369,30 @@ private:
 
     const ScalarType at = reduce_accum_type(n->reduce_kind, n->src->dtype, n->dst->dtype);
     Var acc = make_var("red", at);
-    const Buffer &src = regs_.at(n->src.get()), &dst = regs_.at(n->dst.get());
+    const Buffer &src = regs_.at(n->src.get()), &dst = dst_in_registers ? regs_.at(n->dst.get()) : n->dst;
+    // The result of the destination's slot digits at `slot_values` into its register, or by
+    // its first holder into shared memory (where the element lies inside the destination).
+    auto result = [&](const std::vector<Expr> &slot_values, const Expr &value) -> Stmt {
+      std::vector<Expr> idx;
+      std::vector<Expr> guards;
+      if (dst_in_registers) {
+        idx = {dst_layout.slot(slot_values)};
+      } else {
+        for (int d = 0; d < dst_layout.rank(); ++d) {
+          idx.push_back(dst_layout.index(d, tid(), slot_values));
+          if (dst_layout.padded(d))
+            guards.push_back(lt(idx.back(), int_imm(dst_layout.shape[d], idx.back()->type)));
+        }
+        for (const Expr &g : {dst_layout.holds(tid()), dst_layout.first_replica(tid())})
+          if (g)
+            guards.push_back(g);
+      }
+      Expr out = n->clear ? value : reduce_combine(n->reduce_kind, reduce_convert(load(dst, idx), at), value);
+      Stmt st = store(dst, idx, cast(n->dst->dtype, out));
+      for (auto it = guards.rbegin(); it != guards.rend(); ++it)
+        st = if_then_else(*it, st);
+      return st;
+    };
     std::vector<Stmt> row;
     std::int64_t count = 1;
     for (auto &[v, extent] : inner_loops.loops)
@@ -422,12 +448,8 @@ private:
     for (const Part &p : lanes)
       for (std::int64_t offset = p.stride * p.extent / 2; offset >= p.stride; offset /= 2)
         row.push_back(assign(acc, reduce_combine(n->reduce_kind, acc, shuffle_xor(acc, int(offset)))));
-    auto finish = [&](const Expr &value) {
-      Expr out = n->clear ? value : reduce_combine(n->reduce_kind, reduce_convert(load(dst, {dst_slot}), at), value);
-      return store(dst, {dst_slot}, cast(n->dst->dtype, out));
-    };
     if (warps.empty()) {
-      row.push_back(finish(acc));
+      row.push_back(result(dst_values, acc));
       return outer_loops.wrap(seq(row));
     }
     if (warps.size() > 1) {
@@ -474,8 +496,7 @@ private:
     std::vector<Stmt> combine = {declare(all, load(partial, {again_slot, key, int_imm(0)}))};
     for (std::int64_t x = 1; x < w.extent; ++x)
       combine.push_back(assign(all, reduce_combine(n->reduce_kind, all, load(partial, {again_slot, key, int_imm(x)}))));
-    Expr out = n->clear ? Expr(all) : reduce_combine(n->reduce_kind, reduce_convert(load(dst, {again_slot}), at), all);
-    combine.push_back(store(dst, {again_slot}, cast(n->dst->dtype, out)));
+    combine.push_back(result(again_values, all));
     Stmt combined = again.wrap(seq(combine));
     Stmt lowered = seq({first, combined});
     cross_warp_[lowered.get()] = {lowered, first, combined, n->src.get(), n->dst.get()};

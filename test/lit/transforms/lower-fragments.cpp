@@ -1,7 +1,8 @@
 // lower-fragments: register fragments become per-thread arrays; parallel nests over them
 // become unrolled loops over the thread's slots (a Slots loop outermost), indices recovered
 // from the thread index; a row reduction becomes a loop over the slots then a butterfly of
-// warp shuffles over the row's threads.
+// warp shuffles over the row's threads; into a destination in shared memory, the first
+// thread holding each result stores it.
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-print-after=lower-fragments \
 // RUN:   -fplugin-arg-tile-stop-after=lower-fragments %s 2>&1 | FileCheck %s
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-print-after=insert-sync \
@@ -148,4 +149,44 @@ namespace T = tile;
   T::reduce_sum(sq, both, 1, false);
   for (int i : T::parallel(1))
     Y(bx) = s(i) + s2(i) + both(i);
+}
+
+// A destination in shared memory (cumsum's operands are): the source stays in registers;
+// after the shuffles the row's first lane stores the maximum, and after the warps' partial
+// sums the first thread of the row's two warps adds the sum to what s holds. insert-sync
+// puts a barrier between the stores and the scans that read them.
+// CHECK-LABEL: kernel into_shared(
+// CHECK: local x: f32[8] in registers
+// CHECK-NEXT: fragment m: f32[4]
+// CHECK: local w: f32[16] in registers
+// CHECK-NEXT: fragment s: f32[2]
+// CHECK: red = max(red, shfl_xor(red, 1))
+// CHECK-NEXT: if (tid % 32 == 0) {
+// CHECK-NEXT: m[rs.{{[0-9]+}} * 4 + tid / 32] = red
+// CHECK: var red.{{[0-9]+}}: f32 = red_warps[rs.{{[0-9]+}}, tid / 64, 0]
+// CHECK-NEXT: red.[[R:[0-9]+]] = red.{{[0-9]+}} + red_warps[rs.{{[0-9]+}}, tid / 64, 1]
+// CHECK-NEXT: if (tid % 64 == 0) {
+// CHECK-NEXT: s[rs.{{[0-9]+}} * 2 + tid / 64] = s[rs.{{[0-9]+}} * 2 + tid / 64] + red.[[R]]
+// SYNC-LABEL: kernel into_shared(
+// SYNC: m[rs.{{[0-9]+}} * 4 + tid / 32] = red
+// SYNC: barrier
+// SYNC: scan = scan + m[
+// SYNC: s[rs.{{[0-9]+}} * 2 + tid / 64] = s[
+// SYNC: barrier
+// SYNC: scan.{{[0-9]+}} = scan.{{[0-9]+}} + s[
+[[tile::kernel]] void into_shared(T::tensor<const float, 2> X, T::tensor<float, 1> Y) {
+  auto [bx] = T::grid(1, T::threads(128));
+  T::fragment<float, 4, 256> x;
+  T::fragment<float, 4> m, mc;
+  T::fragment<float, 2, 1024> w;
+  T::fragment<float, 2> s, sc;
+  T::copy(X.at(0, 0), x);
+  T::reduce_max(x, m, 1);
+  T::cumsum(m, mc, 0);
+  T::copy(mc, Y.at(0));
+  T::copy(X.at(4, 0), w);
+  T::fill(s, 1.0f);
+  T::reduce_sum(w, s, 1, false);
+  T::cumsum(s, sc, 0);
+  T::copy(sc, Y.at(4));
 }
