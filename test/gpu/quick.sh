@@ -17,7 +17,7 @@ say() { # status what detail
   [ "$1" = ok ] || failed=1
 }
 for t in bulk-store pingpong persistent persistent-no-pingpong warp-specialized warp-specialized-no-pingpong \
-         producer-tiles producer-tiles-mma; do
+         producer-tiles producer-tiles-mma reduce-into-shared reduce-into-shared-mma; do
   [ -x "bin/$t" ] || { say FAIL "$t" "not built"; continue; }
   out=$(timeout -k 5 "$limit" "bin/$t" 2>&1)
   rc=$?
@@ -48,10 +48,10 @@ if command -v compute-sanitizer > /dev/null; then
   for tool in memcheck racecheck; do
     for p in example-flash_attention example-flash_attention-launch-grid example-flash_attention-no-bulk-store \
              example-flash_attention-simple \
-             example-gemm example-gemm-no-bulk-store example-gemm_simple producer-tiles; do
+             example-gemm example-gemm-no-bulk-store example-gemm_simple producer-tiles reduce-into-shared; do
       [ -x "bin/$p" ] || continue
       args="1 2 1 150 130 128 1"
-      case $p in example-gemm_simple) args="200 184 176" ;; example-gemm*) args="200 190 170" ;; producer-tiles) args="" ;; esac
+      case $p in example-gemm_simple) args="200 184 176" ;; example-gemm*) args="200 190 170" ;; producer-tiles | reduce-into-shared) args="" ;; esac
       out=$(timeout -k 5 "$limit" compute-sanitizer --tool $tool --error-exitcode 99 "bin/$p" $args 2>&1)
       rc=$?
       summary=$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' <<< "$out" | head -1)
