@@ -163,6 +163,16 @@ bool parse_options(const std::vector<std::string> &args, pipeline::Options &o, s
         return false;
       }
       o.bulk_store = value == "on";
+    } else if (name == "multicast") {
+      if (!need_value())
+        return false;
+      if (value != "on" && value != "off") {
+        problem = "multicast=" + value.str() + ": expected multicast=on (a warp-specialized loop's tiles that "
+                  "neighbouring blocks share are loaded once for both, in clusters of two; the default) or "
+                  "multicast=off";
+        return false;
+      }
+      o.multicast = value == "on";
     } else if (name == "toolchain") {
       if (!need_value())
         return false;
@@ -176,7 +186,7 @@ bool parse_options(const std::vector<std::string> &args, pipeline::Options &o, s
       o.stages = int(n);
     } else {
       problem = "unknown option '" + name.str() + "'; the options are targets=, print-after=, print-before=, "
-                "stop-after=, emit-source=, cache=, compile-timeout=, nvcc=, hipcc=, cxx=, gemm=, warp-specialize=, overlap-gemms=, pingpong=, bulk-store=, stages=, "
+                "stop-after=, emit-source=, cache=, compile-timeout=, nvcc=, hipcc=, cxx=, gemm=, warp-specialize=, overlap-gemms=, pingpong=, bulk-store=, multicast=, stages=, "
                 "toolchain=, print-toolchain, verbose and "
                 "remarks";
       return false;

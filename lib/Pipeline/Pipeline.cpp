@@ -99,6 +99,8 @@ std::string manifest(const std::string &target, const std::vector<std::string> &
     }
     if (k.persistent)
       os << "persistent\n";
+    if (k.cluster > 1)
+      os << "cluster " << k.cluster << "\n";
     for (size_t f = 0; f < kernels.size(); ++f)
       if (kernels[f].fallback_of == k.key)
         os << "fallback " << symbols[f] << " " << kernels[f].threads + kernels[f].producer_threads << " "
@@ -309,6 +311,7 @@ void run_gpu(const std::string &kind, const std::vector<ir::Kernel> &frontend_ke
         o.overlap_gemms = opts.overlap_gemms;
         o.pingpong = opts.pingpong;
         o.bulk_store = opts.bulk_store;
+        o.multicast = opts.multicast;
         return opts.warp_specialize ? transforms::warp_specialize(k, target, o) : k;
       });
       for (size_t i = 0; i < laid_out.size(); ++i)

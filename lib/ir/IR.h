@@ -498,10 +498,15 @@ struct AnnotateLayoutNode : StmtNode {
 /// In a kernel with a producer warpgroup (Kernel::producer_threads, warp-specialize) a
 /// barrier waits for the kernel's own `threads` only (a named barrier), unless
 /// `whole_block`: then for the producer's threads too.
+/// `cluster` (whole_block too; a kernel launched in clusters, Kernel::cluster): also until
+/// every thread of the other blocks of its cluster has reached theirs, with the mbarriers
+/// initialized before it ready for those blocks' arrivals and bulk copies.
 struct BarrierNode : StmtNode {
   static constexpr StmtKind static_kind = StmtKind::Barrier;
   bool whole_block = false;
-  explicit BarrierNode(bool whole = false) : StmtNode(static_kind), whole_block(whole) {}
+  bool cluster = false;
+  explicit BarrierNode(bool whole = false, bool clustered = false)
+      : StmtNode(static_kind), whole_block(whole || clustered), cluster(clustered) {}
 };
 
 /// The stores to shared memory in `body` may complete asynchronously (GPU targets: cp.async):
@@ -668,7 +673,10 @@ struct ProxyFenceNode : StmtNode {
 /// when both reach zero. Init (one thread, before a whole-block barrier): `value` arrivals a
 /// phase. ArriveExpectTx: arrives once and adds `value` bytes the phase waits for. Arrive:
 /// arrives once. Wait: until the phase of parity `value` (0 or 1) has completed.
-enum class MbarrierOp { Init, ArriveExpectTx, Arrive, Wait };
+/// ArriveCluster (a kernel launched in clusters): the warp, which reaches it together once
+/// its reads of the shared memory the barrier guards are done, arrives once for each of its
+/// 32 threads on the barrier at the same place in the block of rank `value` of its cluster.
+enum class MbarrierOp { Init, ArriveExpectTx, Arrive, Wait, ArriveCluster };
 struct MbarrierNode : StmtNode {
   static constexpr StmtKind static_kind = StmtKind::Mbarrier;
   MbarrierOp op;
@@ -683,7 +691,9 @@ struct MbarrierNode : StmtNode {
 /// (one per tensor dimension, outermost first; elements past the tensor's edges, on either
 /// side, arrive as zeros) into shared buffer `dst` from element `dst_offset` of its storage,
 /// in the map's swizzle; completes on mbarrier `barrier_index` of `barriers` with the box's
-/// bytes.
+/// bytes. `multicast` (a kernel launched in clusters; null: this block alone): an i32 mask of
+/// the blocks of the cluster (bit r: rank r) that each receive the box at the same place of
+/// their shared memory, completing on their barrier at the same place.
 struct BulkCopyNode : StmtNode {
   static constexpr StmtKind static_kind = StmtKind::BulkCopy;
   int map;
@@ -692,9 +702,10 @@ struct BulkCopyNode : StmtNode {
   Expr dst_offset;
   Buffer barriers;
   Expr barrier_index;
-  BulkCopyNode(int m, std::vector<Expr> c, Buffer d, Expr doff, Buffer b, Expr bi)
+  Expr multicast;
+  BulkCopyNode(int m, std::vector<Expr> c, Buffer d, Expr doff, Buffer b, Expr bi, Expr mc = nullptr)
       : StmtNode(static_kind), map(m), coords(std::move(c)), dst(std::move(d)), dst_offset(std::move(doff)),
-        barriers(std::move(b)), barrier_index(std::move(bi)) {}
+        barriers(std::move(b)), barrier_index(std::move(bi)), multicast(std::move(mc)) {}
 };
 
 /// A bulk tensor store (TMA, sm_90; made by warp-specialize for an epilogue's copy into a
@@ -838,6 +849,15 @@ struct Kernel {
   /// passes a zeroed tile count after the tensor maps; each block takes tiles (TileFetch) in
   /// a While loop and computes its tile's block indices (no block_index of the launch).
   bool persistent = false;
+  /// > 1 (warp-specialize's multicast): the runtime launches blocks in clusters of this many
+  /// neighbours along the launch's x where its x extent is a multiple of it (else one by
+  /// one). The codegen declares `cluster_rank` (the block's rank in its cluster, 0 to
+  /// cluster - 1), `cluster_blocks` (the blocks of its cluster at this launch: 1 or
+  /// `cluster`) and `partner_index` (the block indices, as block_index, of the block of the
+  /// cluster whose rank differs in bit 0; the block's own where its cluster has one block).
+  int cluster = 0;
+  Var cluster_rank, cluster_blocks;
+  Var partner_index[3];
   Stmt body;
   /// The thread's index in its block (GPU targets; made by the passes that need it).
   Var thread_index;

@@ -411,16 +411,22 @@ public:
       break;
     }
     case StmtKind::Barrier:
-      os << (s->as<BarrierNode>()->whole_block ? "barrier(whole block)" : "barrier()");
+      os << (s->as<BarrierNode>()->cluster       ? "barrier(whole cluster)"
+             : s->as<BarrierNode>()->whole_block ? "barrier(whole block)"
+                                                 : "barrier()");
       break;
     case StmtKind::Mbarrier: {
       auto n = s->as<MbarrierNode>();
-      static const char *ops[] = {"mbarrier_init", "mbarrier_arrive_expect_tx", "mbarrier_arrive", "mbarrier_wait"};
+      static const char *ops[] = {"mbarrier_init", "mbarrier_arrive_expect_tx", "mbarrier_arrive", "mbarrier_wait",
+                                  "mbarrier_arrive_warp"};
       os << ops[int(n->op)] << "(" << buffer_name(n->barriers.get()) << "[";
       expr(n->index);
       os << "]";
       if (n->value) {
-        os << (n->op == MbarrierOp::Init ? ", count " : n->op == MbarrierOp::Wait ? ", parity " : ", bytes ");
+        os << (n->op == MbarrierOp::Init            ? ", count "
+               : n->op == MbarrierOp::Wait          ? ", parity "
+               : n->op == MbarrierOp::ArriveCluster ? ", of block "
+                                                    : ", bytes ");
         expr(n->value);
       }
       os << ")";
@@ -434,7 +440,12 @@ public:
       list(n->coords);
       os << "], " << buffer_name(n->barriers.get()) << "[";
       expr(n->barrier_index);
-      os << "])";
+      os << "]";
+      if (n->multicast) {
+        os << ", to blocks ";
+        expr(n->multicast);
+      }
+      os << ")";
       break;
     }
     case StmtKind::BulkStore: {
@@ -609,6 +620,13 @@ public:
       os << " missing_maps(" << var_name(k.maps_missing.get()) << ")";
     if (k.persistent)
       os << " persistent";
+    if (k.cluster > 1) {
+      os << " cluster(" << k.cluster << ": " << var_name(k.cluster_rank.get()) << " of "
+         << var_name(k.cluster_blocks.get()) << ", partner";
+      for (int d = 0; d < k.grid_rank; ++d)
+        os << " " << var_name(k.partner_index[d].get());
+      os << ")";
+    }
     if (!k.fallback_of.empty())
       os << " fallback";
     if (k.shared_bytes >= 0)

@@ -196,6 +196,7 @@ std::optional<Target> cuda_target(const std::string &arch, std::string &problem)
     t.bulk_copy_row_bytes = 16;
     t.bulk_copy_box = 256;
     t.bulk_copy_alignment = 128;
+    t.cluster_blocks = 2;
   }
   // mma.sync.m16n8k16 with bf16 and f16 operands, ldmatrix and cp.async: sm_80 and later;
   // m16n8k32 with 8-bit floats: sm_89 and later.
@@ -302,6 +303,7 @@ Target common_gpu_target(const std::string &kind, const std::vector<std::string>
     common->bulk_tensor_copy &= t->bulk_tensor_copy;
     if (!t->bulk_tensor_copy)
       common->bulk_copy_swizzles.clear();
+    common->cluster_blocks = std::min(common->cluster_blocks, t->cluster_blocks);
     common->max_shared_bytes = std::min(common->max_shared_bytes, t->max_shared_bytes);
     common->multiprocessor_shared_bytes = std::min(common->multiprocessor_shared_bytes, t->multiprocessor_shared_bytes);
     common->shared_alignment = std::max(common->shared_alignment, t->shared_alignment);

@@ -40,6 +40,10 @@ struct Target {
   /// `bulk_copy_box` elements in each dimension, written into shared memory from a multiple
   /// of `bulk_copy_alignment` bytes (each pipeline stage of a tile in no swizzle too).
   int bulk_copy_row_bytes = 0, bulk_copy_box = 0, bulk_copy_alignment = 0;
+  /// > 1: blocks may be launched in clusters of this many, whose bulk copies can write every
+  /// block of the cluster at once (multicast) and whose threads can arrive on each other's
+  /// mbarriers (sm_90a: warp-specialize pairs neighbouring blocks).
+  int cluster_blocks = 0;
   /// Warps that run together as a warpgroup (the producer of warp-specialize; setmaxnreg
   /// and wgmma work on whole ones).
   int warpgroup_warps = 0;

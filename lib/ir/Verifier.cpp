@@ -324,7 +324,14 @@ public:
     check_bulk("bulk_copy", n->dst, n->map, n->coords.size());
     if (n->map >= 0 && size_t(n->map) < kernel->tensor_maps.size() && kernel->tensor_maps[size_t(n->map)].optional)
       fail("bulk_copy through optional tensor map " + std::to_string(n->map) + " (a launch may not have it)");
+    if (n->multicast && kernel->cluster <= 1)
+      fail("bulk_copy multicast in a kernel not launched in clusters");
     IRVisitor::visit_BulkCopy(n);
+  }
+  void visit_Mbarrier(const MbarrierNode *n) override {
+    if (n->op == MbarrierOp::ArriveCluster && kernel->cluster <= 1)
+      fail("mbarrier arrival on another block's barrier in a kernel not launched in clusters");
+    IRVisitor::visit_Mbarrier(n);
   }
   void visit_BulkStore(const BulkStoreNode *n) override {
     check_bulk("bulk_store", n->src, n->map, n->coords.size());
@@ -363,6 +370,20 @@ std::vector<std::string> verify(const Kernel &k) {
     v.vars[0].insert(k.thread_index.get());
   if (k.maps_missing)
     v.vars[0].insert(k.maps_missing.get());
+  // A cluster launch's rank, block count and partner's indices (declared by the codegen).
+  if (k.cluster > 1) {
+    if (!k.cluster_rank || !k.cluster_blocks || k.persistent)
+      v.fail("a cluster launch without its rank and block count, or on a persistent grid");
+    for (const Var &x : {k.cluster_rank, k.cluster_blocks})
+      if (x)
+        v.vars[0].insert(x.get());
+    for (int d = 0; d < k.grid_rank; ++d) {
+      if (!k.partner_index[d])
+        v.fail("a cluster launch without its partner's block index " + std::to_string(d));
+      else
+        v.vars[0].insert(k.partner_index[d].get());
+    }
+  }
   // The mask of missing maps is the kernel's parameter exactly where some map is optional
   // (the codegen declares it for the one, the runtime passes it for the other).
   bool optional = false;

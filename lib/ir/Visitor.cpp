@@ -146,6 +146,8 @@ void IRVisitor::visit_BulkCopy(const BulkCopyNode *n) {
     visit(c);
   visit(n->dst_offset);
   visit(n->barrier_index);
+  if (n->multicast)
+    visit(n->multicast);
 }
 void IRVisitor::visit_BulkStore(const BulkStoreNode *n) {
   for (auto &c : n->coords)
@@ -387,10 +389,10 @@ Stmt IRMutator::mutate_Mbarrier(const Stmt &self, const MbarrierNode *n) {
 Stmt IRMutator::mutate_BulkCopy(const Stmt &self, const BulkCopyNode *n) {
   bool changed = false;
   auto coords = mutate(n->coords, changed);
-  Expr d = mutate(n->dst_offset), b = mutate(n->barrier_index);
-  if (!changed && d == n->dst_offset && b == n->barrier_index)
+  Expr d = mutate(n->dst_offset), b = mutate(n->barrier_index), m = n->multicast ? mutate(n->multicast) : nullptr;
+  if (!changed && d == n->dst_offset && b == n->barrier_index && m == n->multicast)
     return self;
-  return std::make_shared<BulkCopyNode>(n->map, std::move(coords), n->dst, d, n->barriers, b);
+  return std::make_shared<BulkCopyNode>(n->map, std::move(coords), n->dst, d, n->barriers, b, m);
 }
 Stmt IRMutator::mutate_BulkStore(const Stmt &self, const BulkStoreNode *n) {
   bool changed = false;

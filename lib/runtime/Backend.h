@@ -34,6 +34,9 @@ struct LaunchConfig {
   /// its 128 bytes zero), passed after the maps, before the tile count.
   bool pass_maps_missing = false;
   std::int32_t maps_missing = 0;
+  /// > 1: blocks launched in clusters of this many neighbours along x (CUDA; grid[0] a
+  /// multiple of it). Backends without clusters launch them one by one.
+  int cluster = 0;
 };
 
 /// One device: memory, image loading and launches. Methods throw tile::error with the bare

@@ -51,6 +51,9 @@ struct Driver {
   /// Tensor maps (CUDA 12 drivers and later); null in older ones, whose launches of kernels
   /// with tensor maps take the kernels' fallbacks.
   decltype(&::cuTensorMapEncodeTiled) cuTensorMapEncodeTiled = nullptr;
+  /// Launches in clusters (CUDA 12 drivers and later); null in older ones, which launch
+  /// blocks one by one (a kernel built for clusters runs so too).
+  decltype(&::cuLaunchKernelEx) cuLaunchKernelEx = nullptr;
   decltype(&::cuDeviceGetName) cuDeviceGetName = nullptr; // optional: only names the device
   int count = 0;
   std::string why; // when count is 0
@@ -74,6 +77,7 @@ const Driver &driver() {
 #undef X
     d.cuTensorMapEncodeTiled =
         reinterpret_cast<decltype(&::cuTensorMapEncodeTiled)>(dlsym(lib, "cuTensorMapEncodeTiled"));
+    d.cuLaunchKernelEx = reinterpret_cast<decltype(&::cuLaunchKernelEx)>(dlsym(lib, "cuLaunchKernelEx"));
     d.cuDeviceGetName = reinterpret_cast<decltype(&::cuDeviceGetName)>(dlsym(lib, "cuDeviceGetName"));
     if (CUresult r = d.cuInit(0); r != CUDA_SUCCESS) {
       const char *name = nullptr;
@@ -209,6 +213,24 @@ public:
     void *count = c.tile_count;
     if (count)
       params.push_back(&count);
+    if (c.cluster > 1 && d.cuLaunchKernelEx) {
+      CUlaunchAttribute cluster{};
+      cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+      cluster.value.clusterDim.x = unsigned(c.cluster);
+      cluster.value.clusterDim.y = cluster.value.clusterDim.z = 1;
+      CUlaunchConfig config{};
+      config.gridDimX = unsigned(c.grid[0]);
+      config.gridDimY = unsigned(c.grid[1]);
+      config.gridDimZ = unsigned(c.grid[2]);
+      config.blockDimX = unsigned(c.threads);
+      config.blockDimY = config.blockDimZ = 1;
+      config.sharedMemBytes = unsigned(c.shared_bytes);
+      config.hStream = static_cast<CUstream>(c.stream);
+      config.attrs = &cluster;
+      config.numAttrs = 1;
+      check(d.cuLaunchKernelEx(&config, f, params.data(), nullptr), "cuLaunchKernelEx");
+      return;
+    }
     check(d.cuLaunchKernel(f, unsigned(c.grid[0]), unsigned(c.grid[1]), unsigned(c.grid[2]), unsigned(c.threads), 1, 1,
                            unsigned(c.shared_bytes), static_cast<CUstream>(c.stream), params.data(), nullptr),
           "cuLaunchKernel");

@@ -199,6 +199,14 @@ void launch_packed(const char *key, std::int64_t gx, std::int64_t gy, std::int64
     config.grid[0] = std::min(blocks, resident);
     config.grid[1] = config.grid[2] = 1;
   }
+  if (!fallback && kernel.cluster > 1 && config.grid[0] % kernel.cluster == 0)
+    config.cluster = kernel.cluster;
+  if (log_launches() && !fallback && kernel.cluster > 1)
+    std::fprintf(stderr, "tile: %s on %s: %s\n", std::string(found->display_name).c_str(), dev.name().c_str(),
+                 config.cluster > 1 ? ("blocks in clusters of " + std::to_string(config.cluster)).c_str()
+                                    : ("blocks one by one (the grid's x extent " + std::to_string(config.grid[0]) +
+                                       " is not a multiple of " + std::to_string(kernel.cluster) + ")")
+                                          .c_str());
   if (log_launches() && !fallback && kernel.persistent)
     std::fprintf(stderr, "tile: %s on %s: a persistent grid of %lld blocks takes its %lld tiles\n",
                  std::string(found->display_name).c_str(), dev.name().c_str(), (long long)config.grid[0],

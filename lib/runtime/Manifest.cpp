@@ -191,6 +191,14 @@ Manifest parse_manifest(std::string_view text) {
           m.kernels.back().persistent || !rest.empty())
         malformed(line, "a 'persistent' record must follow a kernel's 'tmap' records, once, before its 'fallback'");
       m.kernels.back().persistent = true;
+    } else if (kind == "cluster") {
+      int n = 0;
+      if (m.kernels.empty() || m.kernels.back().tensor_maps.empty() || m.kernels.back().fallback ||
+          m.kernels.back().cluster || m.kernels.back().persistent || !parse_int(next_field(rest), n) || n < 2 ||
+          n > 8 || !rest.empty())
+        malformed(line, "expected 'cluster <2 to 8>' after a kernel's 'tmap' records, once, before its 'fallback' "
+                        "(and not with 'persistent')");
+      m.kernels.back().cluster = n;
     } else if (kind == "fallback") {
       if (m.kernels.empty() || m.kernels.back().tensor_maps.empty() || m.kernels.back().fallback)
         malformed(line, "a 'fallback' record must follow a kernel's 'tmap' records, once");

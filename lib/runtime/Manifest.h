@@ -19,7 +19,8 @@
 //
 // A kernel with tensor maps lists them after its record (`tmap <param> <swizzle> <box>`, and
 // ` optional` for one its entry can run without: a mask of those missing follows the maps),
-// then `persistent` where its grid is persistent, then `fallback <symbol> <threads> <shared>`.
+// then `persistent` where its grid is persistent, `cluster <n>` where its blocks are launched
+// in clusters of n along x, then `fallback <symbol> <threads> <shared>`.
 #pragma once
 
 #include <string>
@@ -60,6 +61,9 @@ struct KernelInfo {
   /// A persistent grid (`persistent`, after the tensor maps): at most one block an SM is
   /// launched, and a zeroed tile count is passed after the tensor maps (and the mask).
   bool persistent = false;
+  /// > 1 (`cluster <n>`, after the tensor maps): blocks are launched in clusters of n
+  /// neighbours along x where the grid's x extent is a multiple of n, else one by one.
+  int cluster = 0;
   std::optional<EntryInfo> fallback;
 };
 

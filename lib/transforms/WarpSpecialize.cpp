@@ -139,6 +139,16 @@ struct BulkCopyPlan {
   int swizzle = 0;                                // the tile's (bytes: each box's row)
 };
 
+/// A loop's copy that the two blocks of a cluster load half each, for both (multicast):
+/// where `shares` (a bool the kernel computes) holds, the block of rank r loads half r of
+/// the tile, its boxes (`by_rows` false) or its rows (through tensor map `half_map`, of half
+/// the rows), into both blocks' stages; elsewhere the whole tile, for itself.
+struct MulticastPlan {
+  Var shares;
+  bool by_rows = false;
+  int half_map = -1;
+};
+
 /// One epilogue copy that bulk stores take (bulk_store): the fragment goes into shared
 /// `tile`, which leaves in boxes of rows x box_cols through tensor map `map`.
 struct BulkStorePlan {
@@ -168,6 +178,10 @@ struct Roles {
   int G = 1, E = 0, L = -1; // barrier groups; the early and late groups, if any (-1: none)
   std::vector<BulkCopyPlan> copies, prologue;
   std::vector<int> map_of, prologue_map;
+  /// Per copy, how the blocks of a cluster share it (multicast; none: each loads its own),
+  /// and whether any does at this launch (`pair_shares`: then the stages go back to both).
+  std::vector<std::optional<MulticastPlan>> multicast;
+  Var pair_shares;
   std::vector<Stmt> consumers, before, tile_prelude;
   std::set<const BufferNode *> prologue_bufs, own_decls, late;
   std::vector<BulkStorePlan> stores;
@@ -197,28 +211,56 @@ struct Roles {
 
   // Bulk copies of `p`'s boxes into `dst` (its first element at `stage`, or at 0 where
   // null), completing on barrier `bar`, with the loop's variable as `r` substitutes it.
+  // A part of the tile (multicast): `boxes` boxes from box `box0`, from row `row0` (null:
+  // 0), each to the blocks of mask `to` (null: this one).
   void bulk_copies(const BulkCopyPlan &p, int map, const Buffer &dst, const Expr &stage, const Expr &bar,
-                         StageRewrite &r, std::vector<Stmt> &out) {
+                   StageRewrite &r, std::vector<Stmt> &out, const Expr &row0 = nullptr, const Expr &box0 = nullptr,
+                   std::int64_t boxes = -1, const Expr &to = nullptr) {
     auto laid = k_.shared_layouts.find(dst.get());
     const SharedLayout *layout = laid == k_.shared_layouts.end() ? nullptr : &laid->second; // (null: dense rows)
-    for (std::int64_t j = 0; j < p.boxes; ++j) {
+    const int rank = p.copy->dst.buffer->rank();
+    for (std::int64_t jj = 0; jj < (boxes < 0 ? p.boxes : boxes); ++jj) {
+      const Expr j = box0 ? add(box0, int_imm(jj)) : int_imm(jj);
       std::vector<Expr> coords;
       for (size_t d = 0; d < p.copy->src.begin.size(); ++d) {
         Expr c0 = r.mutate(p.copy->src.begin[d]);
         if (int(d) == p.copy->src.tile_dims.back())
-          c0 = add(c0, int_imm(j * p.box_cols, c0->type));
+          c0 = add(c0, cast(c0->type, mul(j, int_imm(p.box_cols))));
+        else if (row0 && rank == 2 && int(d) == p.copy->src.tile_dims[0])
+          c0 = add(c0, cast(c0->type, row0));
         coords.push_back(cast(ScalarType::I32, c0));
       }
-      // The box's first element: row 0 (of a two-dimensional tile), column j * box_cols.
-      std::vector<Expr> at(p.copy->dst.buffer->rank() - 1, int_imm(0));
-      at.push_back(int_imm(j * p.box_cols));
+      // The box's first element: row row0 (of a two-dimensional tile), column j * box_cols.
+      std::vector<Expr> at(size_t(rank - 1), row0 ? cast(ScalarType::I32, row0) : int_imm(0));
+      at.push_back(cast(ScalarType::I32, mul(j, int_imm(p.box_cols))));
       if (stage)
         at.insert(at.begin(), cast(ScalarType::I32, stage));
       auto bulk = std::make_shared<BulkCopyNode>(map, std::move(coords), dst, shared_offset(*dst, layout, at), bars,
-                                                 cast(ScalarType::I32, bar));
+                                                 cast(ScalarType::I32, bar), to);
       bulk->loc = p.copy->loc;
       out.push_back(bulk);
     }
+  }
+  // A loop's copy `c` into stage `stage` on barrier `bar`: where its blocks share it (its
+  // multicast plan), this block's half for both, else all of it.
+  void loop_copies(size_t c, const Expr &stage, const Expr &bar, StageRewrite &r, std::vector<Stmt> &out) {
+    const BulkCopyPlan &p = copies[c];
+    const Buffer &dst = base.staged.at(p.copy->dst.buffer.get());
+    if (!multicast[c]) {
+      bulk_copies(p, map_of[c], dst, stage, bar, r, out);
+      return;
+    }
+    const MulticastPlan &m = *multicast[c];
+    const Expr both = int_imm(3), rank = k_.cluster_rank;
+    std::vector<Stmt> half, whole;
+    if (m.by_rows)
+      bulk_copies(p, m.half_map, dst, stage, bar, r, half, mul(rank, int_imm(p.rows / 2)), nullptr, -1, both);
+    else
+      bulk_copies(p, map_of[c], dst, stage, bar, r, half, nullptr, mul(rank, int_imm(p.boxes / 2)), p.boxes / 2, both);
+    bulk_copies(p, map_of[c], dst, stage, bar, r, whole);
+    auto pick = if_then_else(m.shares, seq(half), seq(whole));
+    pick->loc = p.copy->loc;
+    out.push_back(pick);
   }
 
   // The producer's work for one tile: `done` loop iterations of earlier tiles (null: none)
@@ -250,8 +292,7 @@ struct Roles {
       body.push_back(mbar(MbarrierOp::ArriveExpectTx, full(g, stage), int_imm(tx_bytes[size_t(g)])));
       for (size_t c = 0; c < copies.size(); ++c)
         if (group_of(copies[c]) == g)
-          bulk_copies(copies[c], map_of[c], base.staged[copies[c].copy->dst.buffer.get()], stage, full(g, stage), r,
-                      body);
+          loop_copies(c, stage, full(g, stage), r, body);
     }
     out.push_back(for_loop(it, imm(0), loop->extent, ForKind::Serial, seq(body)));
     return out;
@@ -346,8 +387,15 @@ struct Roles {
       return mbar(MbarrierOp::Wait, full(g, binary(BinaryOp::Mod, g_of(i), imm(S))),
                   binary(BinaryOp::Mod, div(g_of(i), imm(S)), imm(2)));
     };
+    // (In a cluster whose blocks share a tile, to the other block's producer too, which waits
+    // for the stages of the iterations up to the last S.)
     auto hand_back = [&](int g, const Expr &i) {
-      return mbar(MbarrierOp::Arrive, empty(g, binary(BinaryOp::Mod, g_of(i), imm(S))), nullptr);
+      const Expr bar = empty(g, binary(BinaryOp::Mod, g_of(i), imm(S)));
+      Stmt own = mbar(MbarrierOp::Arrive, bar, nullptr);
+      if (!pair_shares)
+        return own;
+      const Expr awaited = logical_and(pair_shares, lt(add(g_of(i), imm(S)), loop->extent));
+      return seq({own, if_then_else(awaited, mbar(MbarrierOp::ArriveCluster, bar, sub(int_imm(1), k_.cluster_rank)))});
     };
     Stmt consumer, peeled, drain; // (peeled, drain: the overlap's first iteration and last gemm)
     std::vector<Stmt> body = {declare(loop->var, iteration(it))};
@@ -556,7 +604,8 @@ struct Roles {
 class Specializer {
 public:
   Specializer(Kernel &k, const Target &t, const WarpSpecializeOptions &o)
-      : k_(k), t_(t), stages_(o.stages), overlap_(o.overlap_gemms), pingpong_(o.pingpong), bulk_store_(o.bulk_store) {}
+      : k_(k), t_(t), stages_(o.stages), overlap_(o.overlap_gemms), pingpong_(o.pingpong), bulk_store_(o.bulk_store),
+        multicast_(o.multicast) {}
 
   /// Specializes the first top-level pipelined loop with a warpgroup gemm; false (with a
   /// remark where one was found) when it cannot.
@@ -584,6 +633,7 @@ private:
   const bool overlap_; // overlap-gemms=on
   const bool pingpong_; // pingpong (on unless pingpong=off)
   const bool bulk_store_; // bulk-store (on unless bulk-store=off)
+  const bool multicast_;  // multicast (on unless multicast=off)
   bool remarked_ = false;
 
   int stages_of(const ForNode *f) const { return stages_ > 0 ? stages_ : f->stages; }
@@ -991,24 +1041,33 @@ private:
   /// loop's copies read a tile along one grid dimension and another along the other (a
   /// GEMM's A by the block's row, B by its column): blocks in panels of 8 rows of the grid,
   /// so that the blocks running together share their tiles in L2.
-  void choose_panels(const std::vector<Stmt> &top, size_t at, const std::vector<BulkCopyPlan> &copies) {
-    if (k_.swizzle_panel != 0 || k_.grid_rank < 2)
-      return;
-    // The block indices each variable declared before the loop reads, through others.
-    std::map<const VarNode *, std::set<const VarNode *>> reads;
-    auto closure = [&](const Expr &e) {
+  /// The variables expressions read, directly or through the declarations before the loop
+  /// (top[0..at)): `reads(e)` holds the block indices that `e`'s value depends on.
+  struct Reads {
+    std::map<const VarNode *, std::set<const VarNode *>> through;
+    std::set<const VarNode *> operator()(const Expr &e) const {
       std::set<const VarNode *> vars, out;
       free_vars(e, vars);
       for (const VarNode *v : vars) {
         out.insert(v);
-        if (auto it = reads.find(v); it != reads.end())
+        if (auto it = through.find(v); it != through.end())
           out.insert(it->second.begin(), it->second.end());
       }
       return out;
-    };
+    }
+  };
+  static Reads reads_before(const std::vector<Stmt> &top, size_t at) {
+    Reads r;
     for (size_t i = 0; i < at; ++i)
       if (auto d = top[i]->as<DeclareNode>(); d && d->init)
-        reads[d->var.get()] = closure(d->init);
+        r.through[d->var.get()] = r(d->init);
+    return r;
+  }
+
+  void choose_panels(const std::vector<Stmt> &top, size_t at, const std::vector<BulkCopyPlan> &copies) {
+    if (k_.swizzle_panel != 0 || k_.grid_rank < 2)
+      return;
+    const Reads closure = reads_before(top, at);
     const VarNode *bx = k_.block_index[0].get(), *by = k_.block_index[1].get();
     bool by_row = false, by_column = false;
     std::string names;
@@ -1028,6 +1087,76 @@ private:
     k_.swizzle_panel = 8;
     k_.remarks.push_back({top[at]->loc, "blocks in panels of 8 rows of the grid, which share their tiles of " + names +
                                             " in L2 (T::use_swizzle(1) keeps the launch's order)"});
+  }
+
+  /// Multicast (multicast=on, a target with clusters of two, not a persistent grid): the
+  /// blocks are launched in clusters of two neighbours along x, and a copy of the loop that
+  /// both make alike is loaded half by each, for both. Alike: its coordinates and the loop's
+  /// bounds read only block indices that the two blocks agree on, which the kernel tests at
+  /// run time (`shares_T`; without panels the two differ in the grid's x, with panels mostly
+  /// in its y), so that both run the same iterations. The halves: the tile's boxes where
+  /// they are even in number, else its rows where each half holds whole 8-row groups (the
+  /// swizzles' period) and starts on the copy engine's boundary (a tensor map of half the
+  /// rows). `decls` gets the tests; `names` the tiles, for the remark. Empty where no copy
+  /// qualifies (the kernel then launches its blocks one by one).
+  std::vector<std::optional<MulticastPlan>> plan_multicast(const std::vector<Stmt> &top, size_t at, const ForNode *loop,
+                                                           const std::vector<BulkCopyPlan> &copies,
+                                                           std::vector<Stmt> &decls, std::string &names) {
+    std::vector<std::optional<MulticastPlan>> out(copies.size());
+    if (!multicast_ || t_.cluster_blocks < 2 || k_.grid_rank < 1)
+      return {};
+    const Reads reads = reads_before(top, at);
+    std::set<const VarNode *> bounds;
+    for (const Expr &e : {loop->begin, loop->extent, loop->step})
+      if (e)
+        for (const VarNode *v : reads(e))
+          bounds.insert(v);
+    bool any = false;
+    for (size_t c = 0; c < copies.size(); ++c) {
+      const BulkCopyPlan &p = copies[c];
+      std::set<const VarNode *> vars = bounds;
+      for (const Expr &b : p.copy->src.begin)
+        for (const VarNode *v : reads(b))
+          vars.insert(v);
+      std::vector<int> dims; // the block indices the two blocks must agree on
+      for (int d = 0; d < k_.grid_rank; ++d)
+        if (vars.count(k_.block_index[d].get()))
+          dims.push_back(d);
+      // (Two blocks never agree on every block index; without panels they differ in x.)
+      const bool panels = k_.swizzle_panel > 1 && k_.grid_rank > 1;
+      if (int(dims.size()) == k_.grid_rank || (!panels && !dims.empty() && dims.front() == 0))
+        continue;
+      MulticastPlan m;
+      const std::int64_t elem = bytes(p.copy->dst.buffer->dtype), half_rows = p.rows / 2;
+      if (p.boxes % 2 == 0) {
+        m.by_rows = false;
+      } else if (p.copy->dst.buffer->rank() == 2 && p.rows % 16 == 0 &&
+                 half_rows * p.box_cols * elem % t_.bulk_copy_alignment == 0) {
+        m.by_rows = true;
+      } else {
+        continue;
+      }
+      if (!any) {
+        k_.cluster = 2;
+        k_.cluster_rank = make_var("cluster_rank", ScalarType::I32);
+        k_.cluster_blocks = make_var("cluster_blocks", ScalarType::I32);
+        for (int d = 0; d < k_.grid_rank; ++d)
+          k_.partner_index[d] = make_var(k_.block_index[d]->name + "_partner", k_.block_index[d]->type);
+        any = true;
+      }
+      if (m.by_rows)
+        m.half_map = map_of_box(p.param, p.copy->src, half_rows, p.box_cols, p.swizzle);
+      Expr test = binary(BinaryOp::EQ, Expr(k_.cluster_blocks), int_imm(2));
+      for (int d : dims)
+        test = logical_and(test, binary(BinaryOp::EQ, Expr(k_.partner_index[d]), Expr(k_.block_index[d])));
+      m.shares = make_var("shares_" + p.copy->dst.buffer->name, ScalarType::Bool);
+      decls.push_back(declare(m.shares, test));
+      names += (names.empty() ? "'" : ", '") + p.copy->dst.buffer->name + "'";
+      out[c] = m;
+    }
+    if (!any)
+      return {};
+    return out;
   }
 
   /// A loop warp-specialize takes, as planned before the roles split: its stages, its
@@ -1653,6 +1782,12 @@ private:
       map_of.push_back(map_for(p));
     for (auto &p : prologue)
       prologue_map.push_back(map_for(p));
+    // The tiles neighbouring blocks share (multicast), and the tests of that.
+    std::vector<Stmt> shares_decls;
+    std::string shared_names;
+    std::vector<std::optional<MulticastPlan>> multicast;
+    if (!persistent)
+      multicast = plan_multicast(top, at, loop, copies, shares_decls, shared_names);
 
     // The roles' building blocks: the barrier groups (the late tiles' own where the last gemm
     // overlaps the next iteration and reads some of them), the staged buffers and the
@@ -1667,6 +1802,15 @@ private:
     r.prologue = prologue;
     r.map_of = map_of;
     r.prologue_map = prologue_map;
+    r.multicast = multicast.empty() ? std::vector<std::optional<MulticastPlan>>(copies.size()) : multicast;
+    if (!multicast.empty()) {
+      Expr any = bool_imm(false);
+      for (const auto &m : multicast)
+        if (m)
+          any = binary(BinaryOp::Or, any, Expr(m->shares));
+      r.pair_shares = make_var("pair_shares", ScalarType::Bool);
+      shares_decls.push_back(declare(r.pair_shares, any));
+    }
     r.consumers = consumers;
     r.before = before;
     r.tile_prelude = tile_prelude;
@@ -1720,10 +1864,13 @@ private:
     r.other_turn = sub(int_imm(3), r.warpgroup);
 
     Var s = make_var("s", ScalarType::I32);
+    // (Where the blocks of a cluster share a tile, both blocks' consumers hand each stage back.)
+    const Expr empty_count =
+        r.pair_shares ? select(r.pair_shares, int_imm(2 * NT), int_imm(NT)) : int_imm(NT);
     std::vector<Stmt> inits = {
         for_loop(s, int_imm(0), int_imm(std::int64_t(G) * S), ForKind::Serial,
                  seq({r.mbar(MbarrierOp::Init, s, int_imm(1)),
-                      r.mbar(MbarrierOp::Init, add(s, int_imm(std::int64_t(G) * S)), int_imm(NT))}))};
+                      r.mbar(MbarrierOp::Init, add(s, int_imm(std::int64_t(G) * S)), empty_count)}))};
     if (!prologue.empty()) {
       inits.push_back(r.mbar(MbarrierOp::Init, int_imm(r.q_full), int_imm(1)));
       inits.push_back(r.mbar(MbarrierOp::Init, int_imm(r.q_empty), int_imm(NT)));
@@ -1751,8 +1898,15 @@ private:
     }
     std::vector<Stmt> out = persistent ? fixed_prelude : prelude;
     out.insert(out.end(), staged_decls.begin(), staged_decls.end());
+    out.insert(out.end(), shares_decls.begin(), shares_decls.end());
     out.push_back(init);
-    out.push_back(std::make_shared<BarrierNode>(true));
+    // (In a cluster, the other block's barriers are ready before this block's first copy.)
+    out.push_back(std::make_shared<BarrierNode>(true, k_.cluster > 1));
+    if (k_.cluster > 1)
+      k_.remarks.push_back({loop->loc, "clusters of 2 blocks along the grid's x: where two neighbours copy the same "
+                                       "tile of " + shared_names +
+                                           ", each loads half of it for both (TMA multicast), and each hands its "
+                                           "stages back to both producers"});
     // Ping-pong: warpgroup 0 takes the first turn (warpgroup 1 arrives for it once), and
     // syncs on that arrival at the end, so that each barrier is left as it started.
     if (turns)

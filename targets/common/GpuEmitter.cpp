@@ -110,6 +110,12 @@ void GpuEmitter::block_coordinates() {
     if (k_.block_index[d])
       line("const " + type_name(k_.block_index[d]->type) + " " + var(k_.block_index[d]) + " = (" +
            type_name(k_.block_index[d]->type) + ")" + blk_ + "." + axes[d] + ";");
+  if (k_.cluster > 1)
+    cluster_coordinates();
+}
+
+void GpuEmitter::cluster_coordinates() {
+  throw std::logic_error("codegen: kernel '" + k_.display_name + "' is launched in clusters, which this target lacks");
 }
 
 std::string GpuEmitter::cast(ScalarType to, const Expr &value) {
@@ -269,7 +275,11 @@ void GpuEmitter::emit_assert(const AssertNode *n) {
   line("}");
 }
 
-void GpuEmitter::emit_barrier(const BarrierNode *) { line("__syncthreads();"); }
+void GpuEmitter::emit_barrier(const BarrierNode *n) {
+  if (n->cluster)
+    cluster_coordinates(); // (throws: a target without clusters)
+  line("__syncthreads();");
+}
 
 std::pair<std::string, std::string> GpuEmitter::print_prefix() {
   return {"[block %lld,%lld,%lld]", "(long long)" + blk_ + ".x, (long long)" + blk_ + ".y, (long long)" + blk_ + ".z"};

@@ -54,6 +54,9 @@ protected:
   virtual std::string extra_params() const { return ""; }
   /// Lines at the kernel's start after the shared memory's declaration, given its alignment.
   virtual void shared_memory_check(std::ostringstream &, std::int64_t /*align*/) const {}
+  /// A cluster launch's rank, block count and partner's indices (Kernel::cluster), after the
+  /// block's own: by default an error (a target without clusters).
+  virtual void cluster_coordinates();
   /// An asynchronous vector move (global to shared without registers): by default an error.
   virtual void emit_async_move(const ir::VectorMoveNode *n, const std::string &dst, const std::string &src, int i);
 

@@ -173,10 +173,26 @@ private:
   /// With a producer warpgroup, a barrier of the kernel's own threads is a named one (1):
   /// the producer's threads never reach it.
   void emit_barrier(const BarrierNode *n) override {
-    if (k_.producer_threads && !n->whole_block)
+    if (n->cluster)
+      line("tile_cuda::cluster_sync();");
+    else if (k_.producer_threads && !n->whole_block)
       line("tile_cuda::named_barrier<1, " + std::to_string(k_.threads) + ">();");
     else
       GpuEmitter::emit_barrier(n);
+  }
+  /// The block's place in its cluster (tile_cuda::cluster_place_of): its rank, the cluster's
+  /// blocks and the other block's tile indices, computed as the block's own.
+  void cluster_coordinates() override {
+    const std::string place = names_.fresh("cluster");
+    line("const tile_cuda::cluster_place " + place + " = tile_cuda::cluster_place_of(" +
+         std::to_string(k_.swizzle_panel) + ");");
+    line("const int32_t " + var(k_.cluster_rank) + " = " + place + ".rank;");
+    line("const int32_t " + var(k_.cluster_blocks) + " = " + place + ".blocks;");
+    static const char *axes[] = {"x", "y", "z"};
+    for (int d = 0; d < 3; ++d)
+      if (k_.partner_index[d])
+        line("const " + type_name(k_.partner_index[d]->type) + " " + var(k_.partner_index[d]) + " = (" +
+             type_name(k_.partner_index[d]->type) + ")" + place + ".partner." + axes[d] + ";");
   }
   void emit_mbarrier(const MbarrierNode *n) override {
     const std::string bar = address(n->barriers, n->index);
@@ -193,6 +209,9 @@ private:
     case MbarrierOp::Wait:
       line("tile_cuda::mbarrier_wait(" + bar + ", " + expr(n->value) + ");");
       break;
+    case MbarrierOp::ArriveCluster:
+      line("tile_cuda::mbarrier_arrive_cluster_warp(" + bar + ", " + expr(n->value) + ");");
+      break;
     }
   }
   /// The helper takes the coordinates innermost first, as the instruction does.
@@ -200,9 +219,10 @@ private:
     std::string coords;
     for (size_t i = n->coords.size(); i-- > 0;)
       coords += expr(n->coords[i]) + (i ? ", " : "");
-    line("tile_cuda::bulk_tensor_load<" + std::to_string(n->coords.size()) + ">(" + address(n->dst, n->dst_offset) +
-         ", &" + tensor_map_names_.at(size_t(n->map)) + ", " + address(n->barriers, n->barrier_index) + ", {" + coords +
-         "});");
+    line(std::string("tile_cuda::bulk_tensor_load") + (n->multicast ? "_multicast<" : "<") +
+         std::to_string(n->coords.size()) + ">(" + address(n->dst, n->dst_offset) + ", &" +
+         tensor_map_names_.at(size_t(n->map)) + ", " + address(n->barriers, n->barrier_index) + ", {" + coords + "}" +
+         (n->multicast ? ", " + expr(n->multicast) : "") + ");");
   }
   void emit_bulk_store(const BulkStoreNode *n) override {
     std::string coords;

@@ -20,6 +20,8 @@ EXPECTED = {
     'exec/gemm-fp8.cpp': LDS,
     'exec/persistent.cpp': LDS,                      # (and pingpong.cpp, which includes it)
     'exec/bulk-store.cpp': LDS,                      # (persistent.cpp's kernels and its own)
+    'exec/producer-tiles.cpp': LDS,                  # attention's backward, d64 (70 KiB)
+    'exec/reduce-into-shared.cpp': LDS,              # MLA's 64 x 512 latent tiles
     'exec/big-tiles.cpp': 'bytes of registers and local memory per thread',  # the CPU's tiles
     'transforms/plan-shared-memory-swizzle.cpp': LDS,
     'targets/cuda/warp-specialize.cpp': LDS,

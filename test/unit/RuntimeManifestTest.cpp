@@ -131,6 +131,34 @@ TEST(RuntimeManifest, PersistentFollowsTheTensorMapsOnce) {
   }
 }
 
+TEST(RuntimeManifest, ReadsClusters) {
+  Manifest m = parse_manifest("tile-image 2\ntarget cuda\n"
+                              "kernel _Z1kv k 256 0 t9x2,t9x2,t0x2 k\n"
+                              "tmap 0 64 128x32\n"
+                              "tmap 0 64 64x32\n"
+                              "cluster 2\n"
+                              "fallback k_fallback 128 0\n"
+                              "kernel _Z1jv j 384 0 t9x2 j\n"
+                              "tmap 0 128 128x64\n"
+                              "fallback j_fallback 256 0\n");
+  ASSERT_EQ(m.kernels.size(), 2u);
+  EXPECT_EQ(m.kernels[0].cluster, 2);
+  EXPECT_EQ(m.kernels[1].cluster, 0);
+  const std::string head = "tile-image 2\ntarget cuda\nkernel _Z1kv k 384 0 t9x2 k\n";
+  for (const char *bad : {
+           "cluster 2\n",                                                // no tensor maps
+           "tmap 0 128 128x64\ncluster 2\ncluster 2\nfallback k_f 256 0\n", // twice
+           "tmap 0 128 128x64\nfallback k_f 256 0\ncluster 2\n",         // after the fallback
+           "tmap 0 128 128x64\ncluster 1\nfallback k_f 256 0\n",         // one block
+           "tmap 0 128 128x64\ncluster 16\nfallback k_f 256 0\n",        // more than 8
+           "tmap 0 128 128x64\ncluster\nfallback k_f 256 0\n",           // no size
+           "tmap 0 128 128x64\ncluster 2 x\nfallback k_f 256 0\n",       // more
+           "tmap 0 128 128x64\npersistent\ncluster 2\nfallback k_f 256 0\n"}) { // and persistent
+    SCOPED_TRACE(bad);
+    EXPECT_THROW(parse_manifest(head + bad), tile::error);
+  }
+}
+
 TEST(RuntimeManifest, AcceptsAMissingFinalNewlineAndNoKernels) {
   EXPECT_EQ(parse_manifest("tile-image 1\ntarget cuda").target, "cuda");
   EXPECT_TRUE(parse_manifest("tile-image 1\ntarget hip\n").kernels.empty());

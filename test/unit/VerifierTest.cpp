@@ -104,6 +104,41 @@ TEST(Verifier, BulkCopyIntoDenseRows) {
     }
 }
 
+TEST(Verifier, ClusterStatementsNeedAClusterLaunch) {
+  // A multicast copy and an arrival on another block's barrier: well formed in a kernel
+  // launched in clusters (with its rank, block count and partner's indices), a defect in
+  // one that is not.
+  for (bool clustered : {true, false}) {
+    Kernel k = with_tile([](const Buffer &, const Buffer &t) {
+      Buffer bars = make_buffer("bars", Scope::Shared, ScalarType::U64, {1});
+      return std::vector<Stmt>{decl_buffer(bars),
+                               std::make_shared<BulkCopyNode>(0, std::vector<Expr>{int_imm(0), int_imm(0)}, t,
+                                                              int_imm(0), bars, int_imm(0), int_imm(3)),
+                               std::make_shared<MbarrierNode>(MbarrierOp::ArriveCluster, bars, int_imm(0), int_imm(1))};
+    });
+    if (clustered) {
+      k.cluster = 2;
+      k.cluster_rank = make_var("cluster_rank", ScalarType::I32);
+      k.cluster_blocks = make_var("cluster_blocks", ScalarType::I32);
+      for (int d = 0; d < k.grid_rank; ++d)
+        k.partner_index[d] = make_var("partner", ScalarType::I32);
+      EXPECT_EQ(first_problem(k), "");
+    } else {
+      const auto problems = verify(k);
+      ASSERT_EQ(problems.size(), 2u);
+      EXPECT_NE(problems[0].find("bulk_copy multicast in a kernel not launched in clusters"), std::string::npos)
+          << problems[0];
+      EXPECT_NE(problems[1].find("another block's barrier in a kernel not launched in clusters"), std::string::npos)
+          << problems[1];
+    }
+  }
+  // A cluster launch without the variables the codegen declares for it.
+  Kernel k = with_tile([](const Buffer &, const Buffer &) { return std::vector<Stmt>{}; });
+  k.cluster = 2;
+  EXPECT_NE(first_problem(k).find("a cluster launch without its rank and block count"), std::string::npos)
+      << first_problem(k);
+}
+
 TEST(Verifier, BulkStoreInAnotherSwizzleThanItsMap) {
   // The tile in the 64-byte swizzle, its map in the 128-byte one.
   Kernel k = with_tile([](const Buffer &, const Buffer &t) {

@@ -35,18 +35,19 @@ struct block3 {
   int64_t x, y, z;
 };
 
-/// The block's tile indices. With `panel` > 1 (tile::use_swizzle) blocks are rasterized in
-/// panels of `panel` rows, alternate panels walking columns backwards, as on the CPU.
-__device__ __forceinline__ block3 block_index(int64_t panel) {
+/// The tile indices of the launch's block (hx, hy, hz). With `panel` > 1 (tile::use_swizzle)
+/// blocks are rasterized in panels of `panel` rows, alternate panels walking columns
+/// backwards, as on the CPU.
+__device__ __forceinline__ block3 block_index_of(int64_t panel, int64_t hx, int64_t hy, int64_t hz) {
   const int64_t gx = gridDim.x, gy = gridDim.y;
   block3 b;
-  b.z = blockIdx.z;
+  b.z = hz;
   if (panel <= 1 || gy <= 1) {
-    b.x = blockIdx.x;
-    b.y = blockIdx.y;
+    b.x = hx;
+    b.y = hy;
     return b;
   }
-  const int64_t xy = int64_t(blockIdx.y) * gx + blockIdx.x;
+  const int64_t xy = hy * gx + hx;
   const int64_t panel_blocks = panel * gx;
   const int64_t p = xy / panel_blocks, offset = xy % panel_blocks;
   const int64_t rows = (p + 1) * panel <= gy ? panel : gy - p * panel; // the last panel may be short
@@ -54,6 +55,10 @@ __device__ __forceinline__ block3 block_index(int64_t panel) {
   b.x = (p & 1) ? gx - 1 - column : column;
   b.y = p * panel + offset % rows;
   return b;
+}
+/// This block's tile indices.
+__device__ __forceinline__ block3 block_index(int64_t panel) {
+  return block_index_of(panel, blockIdx.x, blockIdx.y, blockIdx.z);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -237,6 +237,65 @@ __device__ __forceinline__ void bulk_tensor_load(void *dst, const void *map, uin
   }
 }
 
+// Clusters (sm_90): blocks launched in clusters of 2 along x (Kernel::cluster) share tiles
+// that one loads for both (multicast) and hand their stages back to each other.
+struct cluster_place {
+  int32_t rank, blocks; // the block's rank in its cluster; the cluster's blocks (1 or 2)
+  block3 partner;       // the other block's tile indices (this block's own in a cluster of 1)
+};
+__device__ __forceinline__ cluster_place cluster_place_of(int64_t panel) {
+  cluster_place c;
+  unsigned rank, blocks;
+  asm("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
+  asm("mov.u32 %0, %%cluster_nctarank;\n" : "=r"(blocks));
+  c.rank = int32_t(rank);
+  c.blocks = int32_t(blocks);
+  c.partner = block_index_of(panel, blocks > 1 ? blockIdx.x ^ 1u : blockIdx.x, blockIdx.y, blockIdx.z);
+  return c;
+}
+/// Every thread of every block of the cluster (a block's own barrier where it has no
+/// cluster), the mbarriers initialized before it then ready for the others' arrivals.
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+/// The warp (all of it, converged) arrives once for each of its threads on the barrier at
+/// `bar`'s place in the block of rank `block` of the cluster, once its reads are done.
+__device__ __forceinline__ void mbarrier_arrive_cluster_warp(uint64_t *bar, int32_t block) {
+  __syncwarp();
+  if ((threadIdx.x & 31) == 0)
+    asm volatile("{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
+                 "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote], 32;\n}\n" ::"r"(
+                     detail::smem_address(bar)),
+                 "r"(block)
+                 : "memory");
+}
+/// A bulk tensor load that the blocks of `mask` (bit r: rank r) of the cluster each receive
+/// at `dst`'s place, completing on their barrier at `bar`'s place.
+template <int Rank>
+__device__ __forceinline__ void bulk_tensor_load_multicast(void *dst, const void *map, uint64_t *bar, const int (&c)[Rank],
+                                                           int32_t mask) {
+  const unsigned d = detail::smem_address(dst), b = detail::smem_address(bar);
+  const uint64_t m = reinterpret_cast<uint64_t>(map);
+  const unsigned short cta_mask = (unsigned short)mask;
+  if constexpr (Rank == 2) {
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], "
+                 "[%1, {%3, %4}], [%2], %5;\n" ::"r"(d),
+                 "l"(m), "r"(b), "r"(c[0]), "r"(c[1]), "h"(cta_mask)
+                 : "memory");
+  } else if constexpr (Rank == 3) {
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], "
+                 "[%1, {%3, %4, %5}], [%2], %6;\n" ::"r"(d),
+                 "l"(m), "r"(b), "r"(c[0]), "r"(c[1]), "r"(c[2]), "h"(cta_mask)
+                 : "memory");
+  } else {
+    static_assert(Rank == 4, "bulk tensor copies of rank 2 to 4");
+    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], "
+                 "[%1, {%3, %4, %5, %6}], [%2], %7;\n" ::"r"(d),
+                 "l"(m), "r"(b), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "h"(cta_mask)
+                 : "memory");
+  }
+}
+
 /// Shared memory at `src` (in the map's swizzle) into one box of the tensor `map` describes,
 /// at element coordinates innermost first; elements of the box outside the tensor are not
 /// written. It reads `src` asynchronously: until bulk_store_wait of the issuing thread.

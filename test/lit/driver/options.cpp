@@ -1,7 +1,7 @@
 // Bad plugin options are errors that say what is accepted.
 // RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-bogus=1 %s 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // UNKNOWN: error: tile plugin: unknown option 'bogus'; the options are targets=, print-after=
-// UNKNOWN-SAME: overlap-gemms=, pingpong=, bulk-store=, stages=
+// UNKNOWN-SAME: overlap-gemms=, pingpong=, bulk-store=, multicast=, stages=
 // RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=gpu %s 2>&1 | FileCheck %s --check-prefix=TARGET
 // TARGET: error: tile plugin: unknown target 'gpu' in targets=
 // RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-print-after=nonsense %s 2>&1 | FileCheck %s --check-prefix=PASS
@@ -22,6 +22,8 @@
 // PINGPONG: error: tile plugin: pingpong=yes: expected pingpong=on (a warp-specialized loop's two consumer warpgroups take turns at the tensor cores; the default) or pingpong=off
 // RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-bulk-store=tma %s 2>&1 | FileCheck %s --check-prefix=BULK-STORE
 // BULK-STORE: error: tile plugin: bulk-store=tma: expected bulk-store=on (a warp-specialized kernel's epilogue copies into tensors go by bulk tensor stores; the default) or bulk-store=off
+// RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-multicast=2 %s 2>&1 | FileCheck %s --check-prefix=MULTICAST
+// MULTICAST: error: tile plugin: multicast=2: expected multicast=on (a warp-specialized loop's tiles that neighbouring blocks share are loaded once for both, in clusters of two; the default) or multicast=off
 // RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-stages=0 %s 2>&1 | FileCheck %s --check-prefix=STAGES
 // STAGES: error: tile plugin: stages=0: expected a stage count from 1 to 16 for every pipelined loop
 #include <tile/tile.h>

@@ -182,26 +182,27 @@ namespace T = tile;
   T::copy(o, Y.at(0, 0));
 }
 
-// MLA's scores over key blocks of 32 with 8 warps side by side (full_col): 32 columns do not
+// MLA's scores over key blocks of 32 with 8 warps side by side (full_col; a latent of 256
+// here, so that the tiles fit gfx90a's 64 KiB as well): 32 columns do not
 // take 8 warps of 8-column atoms, so the score gemm runs on 4x2 warps (a remark says the
 // policy gave way), the output's on 1x8; the row vectors the two layouts ask for in
 // different rows go to shared memory, and the reductions from the scores into them leave
 // the scores and their gemm in registers.
 // CHECK-LABEL: kernel policy_not_met(
 // CHECK: fragment s: f32[64, 32] in registers: mma(64x32, 4x2 warps of 1x2 m16n8 atoms)
-// CHECK: fragment acc: f32[64, 512] in registers: mma(64x512, 1x8 warps of 4x8 m16n8 atoms)
+// CHECK: fragment acc: f32[64, 256] in registers: mma(64x256, 1x8 warps of 4x4 m16n8 atoms)
 // CHECK: fragment rs: f32[64]{{$}}
-// REMARKS: infer-layout.cpp:203:30: remark: [cuda:sm_80] fragment 's' in registers: mma(64x32, 4x2 warps of 1x2 m16n8 atoms)
-// REMARKS: infer-layout.cpp:205:26: remark: [cuda:sm_80] fragment 'rs' in shared memory
-// REMARKS: infer-layout.cpp:206:3: remark: [cuda:sm_80] gemm on tensor cores (mma.sync.m16n8k16.bf16, 4x2 warps, a from shared memory via ldmatrix); not full_col (warps side by side along N): no such grid of 8 warps tiles 64x32 with its atoms
-// REMARKS: infer-layout.cpp:214:3: remark: [cuda:sm_80] gemm on tensor cores (mma.sync.m16n8k16.bf16, 1x8 warps, a from shared memory via ldmatrix){{$}}
+// REMARKS: infer-layout.cpp:204:30: remark: [cuda:sm_80] fragment 's' in registers: mma(64x32, 4x2 warps of 1x2 m16n8 atoms)
+// REMARKS: infer-layout.cpp:206:26: remark: [cuda:sm_80] fragment 'rs' in shared memory
+// REMARKS: infer-layout.cpp:207:3: remark: [cuda:sm_80] gemm on tensor cores (mma.sync.m16n8k16.bf16, 4x2 warps, a from shared memory via ldmatrix); not full_col (warps side by side along N): no such grid of 8 warps tiles 64x32 with its atoms
+// REMARKS: infer-layout.cpp:215:3: remark: [cuda:sm_80] gemm on tensor cores (mma.sync.m16n8k16.bf16, 1x8 warps, a from shared memory via ldmatrix){{$}}
 [[tile::kernel]] void policy_not_met(T::tensor<float, 2> Y) {
   auto [bx] = T::grid(1, T::threads(256));
-  T::shared<T::bf16, 64, 512> q;
-  T::shared<T::bf16, 32, 512> kv;
+  T::shared<T::bf16, 64, 256> q;
+  T::shared<T::bf16, 32, 256> kv;
   T::shared<T::bf16, 64, 32> ss;
   T::fragment<float, 64, 32> s;
-  T::fragment<float, 64, 512> acc;
+  T::fragment<float, 64, 256> acc;
   T::fragment<float, 64> rs, l;
   T::gemm(q, kv, s, {.transpose_b = true, .clear_accum = true, .policy = T::warp_policy::full_col});
   T::reduce_sum(s, rs, 1);
@@ -209,7 +210,7 @@ namespace T = tile;
   T::clear(l);
   for (int i : T::parallel(64))
     l(i) = l(i) + rs(i);
-  for (auto [i, j] : T::parallel(64, 512))
+  for (auto [i, j] : T::parallel(64, 256))
     acc(i, j) = acc(i, j) * l(i);
   T::gemm(ss, kv, acc, {.policy = T::warp_policy::full_col});
   T::copy(acc, Y.at(0, 0));
