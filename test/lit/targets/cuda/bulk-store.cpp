@@ -9,10 +9,11 @@
 // tile's epilogue writes the tile again. A copy from a shared tile of the kernel's own
 // (TileLang's `copy(acc, Cs); copy(Cs, C...)`) stores from that tile, laid out for it, where
 // only the statements after the loop use it. Copies that do not qualify say why. Without the
-// option the remark says what it would do. The fragment's lanes go into the tile as vectors
+// option the remark says what it would do. (Blocks one by one here, multicast=off:
+// multicast.cpp tests clusters.) The fragment's lanes go into the tile as vectors
 // (lower-vector-access), and ptxas spills nothing.
 // REQUIRES: nvcc
-// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-bulk-store=on \
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-bulk-store=on -fplugin-arg-tile-multicast=off \
 // RUN:   -fplugin-arg-tile-pingpong=on -fplugin-arg-tile-remarks %s 2>&1 | FileCheck %s --check-prefix=REMARKS
 // REMARKS-DAG: bulk-store.cpp:[[@LINE+232]]:3: remark: [cuda:sm_90a] copy into 'C' by bulk tensor stores (TMA, 2 boxes of 128x64) from shared 'C_tile' (128-byte swizzle), which one consumer thread issues
 // REMARKS-DAG: bulk-store.cpp:[[@LINE+254]]:3: remark: [cuda:sm_90a] copy into 'O' by bulk tensor stores (TMA, 2 boxes of 128x32) from shared 'O_tile' (128-byte swizzle), which one consumer thread issues
@@ -25,13 +26,13 @@
 // REMARKS-DAG: bulk-store.cpp:[[@LINE+345]]:3: remark: [cuda:sm_90a] copy into 'C2' not a bulk tensor store: the tile 'Ca' has a layout annotated (annotate_layout)
 // REMARKS-DAG: bulk-store.cpp:[[@LINE+345]]:3: remark: [cuda:sm_90a] copy into 'C3' not a bulk tensor store: the tile 'Cl' is used in the loop
 // REMARKS-NOT: stored by the consumer threads
-// RUN: %tile-cxx -fplugin-arg-tile-bulk-store=off -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-remarks %s 2>&1 \
+// RUN: %tile-cxx -fplugin-arg-tile-bulk-store=off -fplugin-arg-tile-multicast=off -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-remarks %s 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=OFF
 // OFF: bulk-store.cpp:[[@LINE+219]]:3: remark: [cuda:sm_90a] copy into 'C' stored by the consumer threads: -fplugin-arg-tile-bulk-store=on makes it bulk tensor stores (TMA) through shared memory
 // OFF: bulk-store.cpp:[[@LINE+313]]:3: remark: [cuda:sm_90a] copy into 'C' stored by the consumer threads: -fplugin-arg-tile-bulk-store=on makes it bulk tensor stores (TMA){{$}}
 // OFF-NOT: by bulk tensor stores
 //
-// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-bulk-store=on \
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-bulk-store=on -fplugin-arg-tile-multicast=off \
 // RUN:   -fplugin-arg-tile-pingpong=on -fplugin-arg-tile-print-after=warp-specialize %s 2>&1 | FileCheck %s
 // CHECK-LABEL: kernel bs_gemm<false>(
 // CHECK-NEXT: {{.*}} tensor_map2(C, box 128x64, swizzle 128, optional) missing_maps(maps_missing) {
@@ -163,7 +164,7 @@
 //
 // insert-sync adds no barrier of its own (none inside the first thread's branches): the two
 // before and after the tile's writes order them with the stores' reads.
-// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-bulk-store=on \
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-bulk-store=on -fplugin-arg-tile-multicast=off \
 // RUN:   -fplugin-arg-tile-print-after=insert-sync %s 2>&1 | FileCheck %s --check-prefix=SYNC
 // SYNC-LABEL: kernel bs_gemm<true>(
 // SYNC: while (tile.1 < tiles) {
@@ -185,7 +186,7 @@
 //
 // The lanes into the tile as vectors of 4 bytes, in the tile's swizzle; one fence before the
 // barrier (lower-mma adds none where warp-specialize put one).
-// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-bulk-store=on \
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-bulk-store=on -fplugin-arg-tile-multicast=off \
 // RUN:   -fplugin-arg-tile-print-after=lower-mma %s 2>&1 | FileCheck %s --check-prefix=LOWERED
 // LOWERED-LABEL: kernel bs_gemm<false>(
 // LOWERED: local C_tile_lanes: bf16[2]
@@ -200,7 +201,7 @@
 // tensor map of C (parameter 2, boxes of 128 x 64), nvcc's
 // PTX (bulk tensor stores, their commit and wait) and ptxas (no spills).
 // RUN: rm -rf %t && mkdir %t
-// RUN: %tile-cxx -c -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-bulk-store=on -fplugin-arg-tile-pingpong=on \
+// RUN: %tile-cxx -c -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-bulk-store=on -fplugin-arg-tile-multicast=off -fplugin-arg-tile-pingpong=on \
 // RUN:   -fplugin-arg-tile-cache=%t/cache -fplugin-arg-tile-emit-source=%t %s -o %t/bs.o
 // RUN: FileCheck %s --check-prefix=SRC < %t/bulk-store.cu
 // SRC: const __grid_constant__ tile_cuda::tensor_map tensor_map2, const int32_t maps_missing) {

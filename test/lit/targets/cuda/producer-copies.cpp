@@ -4,7 +4,7 @@
 // written after other statements of the body where no statement before them touches their
 // tile and the producer can compute their offsets (they are issued with the iteration's
 // first ones). A copy the copy engine cannot make refuses the loop where it starts the body,
-// and stays with the consumers where it comes later; each refusal says which rule.
+// and stays with the consumers where it comes later; each refusal says which rule (IR: multicast=off).
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-remarks %s 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=REMARKS
 // REMARKS-DAG: producer-copies.cpp:63:3: remark: [cuda:sm_90a] pipelined loop: 2 stages, the copies into 'Ks', 'lse_s', 'w_s' are bulk tensor copies (TMA, 128-byte swizzle; 'lse_s', 'w_s' in dense rows) by a producer warpgroup of 128 threads
@@ -12,7 +12,7 @@
 // REMARKS-DAG: producer-copies.cpp:104:3: remark: [cuda:sm_90a] pipelined loop: 2 stages, the copies into 'Ks' are bulk tensor copies (TMA, 128-byte swizzle)
 // REMARKS-DAG: producer-copies.cpp:127:3: remark: [cuda:sm_90a] pipelined loop not warp-specialized: the rows of the tile 'narrow' are 8 bytes (a bulk copy's box takes rows of a multiple of 16 bytes, at most 256 elements)
 // REMARKS-DAG: producer-copies.cpp:145:3: remark: [cuda:sm_90a] pipelined loop not warp-specialized: the tile 'small' is 64 bytes: its stages would not start on the 128-byte boundaries bulk copies write to
-// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-print-after=warp-specialize %s 2>&1 \
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-multicast=off -fplugin-arg-tile-print-after=warp-specialize %s 2>&1 \
 // RUN:   | FileCheck %s
 // A one-dimensional tile: a box of 1 x 64 of a [B, S] tensor in no swizzle, each stage 256
 // bytes on; a tile of dense rows of 8 floats: one box of 64 x 8.
