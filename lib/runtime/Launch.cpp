@@ -80,6 +80,7 @@ namespace tile::rt {
 namespace {
 thread_local int last_tensor_map_launch_state = -1;
 thread_local long long last_launch_blocks_state = 0;
+thread_local int last_launch_cluster_state = 0;
 
 /// TILE_LOG=launches (a comma-separated list that holds it).
 bool log_launches() {
@@ -96,12 +97,14 @@ bool log_launches() {
 
 int last_tensor_map_launch() { return last_tensor_map_launch_state; }
 long long last_launch_blocks() { return last_launch_blocks_state; }
+int last_launch_cluster() { return last_launch_cluster_state; }
 
 void launch_packed(const char *key, std::int64_t gx, std::int64_t gy, std::int64_t gz,
                    const kernel_arg *args, int nargs, const tile::stream *s) {
   using namespace tile::runtime;
   last_tensor_map_launch_state = -1;
   last_launch_blocks_state = 0;
+  last_launch_cluster_state = 0;
   const tile::device dev = tile::current_device();
   if (!key)
     fail("(null)", dev, "null kernel key");
@@ -217,6 +220,7 @@ void launch_packed(const char *key, std::int64_t gx, std::int64_t gy, std::int64
     FunctionHandle fn = Registry::global().function(*found->image, kernel, backend, fallback);
     backend.launch(fn, config, args, nargs);
     last_launch_blocks_state = config.grid[0] * config.grid[1] * config.grid[2];
+    last_launch_cluster_state = std::max(1, config.cluster);
   } catch (const tile::error &e) {
     fail(found->display_name, dev, e.what());
   }

@@ -104,6 +104,10 @@ int last_tensor_map_launch();
 /// On the calling thread, the blocks its last launch ran (0: none): the grid's, or fewer for
 /// a persistent grid (tile::persistent), whose blocks take the grid's tiles in turn. For tests.
 long long last_launch_blocks();
+/// On the calling thread, the blocks of each cluster its last launch ran in: 2 where a
+/// kernel whose neighbouring blocks share tiles (multicast) ran in clusters of two, 1 for
+/// every other launch, 0 for none. For tests; TILE_LOG=launches also prints it.
+int last_launch_cluster();
 
 /// Registers one device image of a translation unit. `manifest` lists its kernels (see
 /// lib/runtime/Manifest.h); `image` holds `size` bytes. Called by static constructors.
