@@ -33,6 +33,16 @@ template <class A, class B> using common_t = std::common_type_t<arith_t<A>, arit
 template <class T> T &unreachable_ref() { no_plugin("a tile buffer"); }
 } // namespace detail
 
+template <class T, int Rank> class array;
+namespace detail {
+template <class T> struct is_host_array : std::false_type {};
+template <class T, int Rank> struct is_host_array<array<T, Rank>> : std::true_type {};
+/// The operands of a tile operation: never tile::array (memory of the host's), so that a
+/// host call of a kernel named like one (`gemm(A, B, C)` with arrays) finds the kernel, not
+/// the operation, by argument-dependent lookup.
+template <class... T> concept tile_operands = (!is_host_array<std::remove_cvref_t<T>>::value && ...);
+} // namespace detail
+
 // ---------------------------------------------------------------------------------------
 // Launch configuration
 // ---------------------------------------------------------------------------------------
@@ -188,17 +198,17 @@ struct gemm_options {
   warp_policy policy = warp_policy::square;
 };
 
-template <class Src, class Dst> void copy(const Src &, const Dst &) {}
-template <class A, class B, class C> void gemm(const A &, const B &, C &, gemm_options = {}) {}
-template <class Buf> void clear(Buf &) {}
-template <class Buf, class V> void fill(Buf &, V) {}
+template <class Src, class Dst> requires detail::tile_operands<Src, Dst> void copy(const Src &, const Dst &) {}
+template <class A, class B, class C> requires detail::tile_operands<A, B, C> void gemm(const A &, const B &, C &, gemm_options = {}) {}
+template <class Buf> requires detail::tile_operands<Buf> void clear(Buf &) {}
+template <class Buf, class V> requires detail::tile_operands<Buf> void fill(Buf &, V) {}
 
-template <class Src, class Dst> void reduce_sum(const Src &, Dst &, int /*dim*/, bool /*clear*/ = true) {}
-template <class Src, class Dst> void reduce_max(const Src &, Dst &, int /*dim*/, bool /*clear*/ = true) {}
-template <class Src, class Dst> void reduce_min(const Src &, Dst &, int /*dim*/, bool /*clear*/ = true) {}
-template <class Src, class Dst> void reduce_absmax(const Src &, Dst &, int /*dim*/, bool /*clear*/ = true) {}
-template <class Src, class Dst> void reduce_abssum(const Src &, Dst &, int /*dim*/, bool /*clear*/ = true) {}
-template <class Src, class Dst> void cumsum(const Src &, Dst &, int /*dim*/, bool /*reverse*/ = false) {}
+template <class Src, class Dst> requires detail::tile_operands<Src, Dst> void reduce_sum(const Src &, Dst &, int /*dim*/, bool /*clear*/ = true) {}
+template <class Src, class Dst> requires detail::tile_operands<Src, Dst> void reduce_max(const Src &, Dst &, int /*dim*/, bool /*clear*/ = true) {}
+template <class Src, class Dst> requires detail::tile_operands<Src, Dst> void reduce_min(const Src &, Dst &, int /*dim*/, bool /*clear*/ = true) {}
+template <class Src, class Dst> requires detail::tile_operands<Src, Dst> void reduce_absmax(const Src &, Dst &, int /*dim*/, bool /*clear*/ = true) {}
+template <class Src, class Dst> requires detail::tile_operands<Src, Dst> void reduce_abssum(const Src &, Dst &, int /*dim*/, bool /*clear*/ = true) {}
+template <class Src, class Dst> requires detail::tile_operands<Src, Dst> void cumsum(const Src &, Dst &, int /*dim*/, bool /*reverse*/ = false) {}
 
 /// On a tensor element (`atomic_add(C(i, j), v)`), or element-wise from a buffer onto a
 /// tensor region (`atomic_add(C.at(i, j), frag)`).
