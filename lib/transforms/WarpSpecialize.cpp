@@ -364,157 +364,140 @@ struct Roles {
   }
 
 
-  // The consumers' work for one tile, the same way.
-  std::vector<Stmt> consumer_tile(const Expr &done, const Expr &n) {
-    auto g_of = [&](const Expr &i) { return done ? add(done, i) : i; };
-    std::vector<Stmt> out;
-    for (const Stmt &x : before) {
-      auto c = x->as<CopyNode>();
-      if (c && prologue_bufs.count(c->dst.buffer.get())) {
-        if (c == prologue.front().copy) // (one barrier for all: waited for at the first)
-          out.push_back(mbar(MbarrierOp::Wait, int_imm(q_full), n ? parity(n) : int_imm(0)));
-      } else if (auto db = x->as<DeclBufferNode>();
-                 !db || (!prologue_bufs.count(db->buffer.get()) && !own_decls.count(db->buffer.get()))) {
-        out.push_back(x);
+  // Iteration `i` of the loop counted from the block's first tile (`done` iterations of
+  // earlier tiles; null: none).
+  static Expr g_of(const Expr &done, const Expr &i) { return done ? add(done, i) : i; }
+  // Waits for group g's stage of iteration i.
+  Stmt wait_full(const Expr &done, int g, const Expr &i) const {
+    return mbar(MbarrierOp::Wait, full(g, binary(BinaryOp::Mod, g_of(done, i), imm(S))),
+                binary(BinaryOp::Mod, div(g_of(done, i), imm(S)), imm(2)));
+  }
+  // Hands group g's stage of iteration i back; in a cluster whose blocks share a tile, to
+  // the other block's producer too, which waits for the stages of the iterations up to the
+  // last S.
+  Stmt hand_back(const Expr &done, int g, const Expr &i) const {
+    const Expr bar = empty(g, binary(BinaryOp::Mod, g_of(done, i), imm(S)));
+    Stmt own = mbar(MbarrierOp::Arrive, bar, nullptr);
+    if (!pair_shares)
+      return own;
+    const Expr awaited = logical_and(pair_shares, lt(add(g_of(done, i), imm(S)), loop->extent));
+    return seq({own, if_then_else(awaited, mbar(MbarrierOp::ArriveCluster, bar, sub(int_imm(1), k_.cluster_rank)))});
+  }
+
+  // The consumers' loop body without the overlap: wait for the stage, the statements (with
+  // the turns around the gemms where the warpgroups take them), hand the stage back.
+  void plain_body(const Expr &done, const Var &it, StageRewrite &work, std::vector<Stmt> &body) {
+    body.push_back(wait_full(done, 0, it));
+    if (turns) {
+      const Stmt &first = consumers[turns->first];
+      for (size_t i = 0; i < turns->first; ++i)
+        body.push_back(work.mutate(consumers[i]));
+      // (The first turn just before the first gemm: a barrier that the compiler places
+      // before the loop must not fall inside it.)
+      body.push_back(if_then_else(binary(BinaryOp::EQ, Expr(it), imm(0)), turn(false, own_turn)));
+      body.push_back(work.mutate(deferred_gemm(first)));
+      body.push_back(turn(true, other_turn));
+      body.push_back(gemm_wait(0, first));
+      for (size_t i = turns->first + 1; i < consumers.size(); ++i) {
+        if (i == turns->second)
+          body.push_back(turn(false, own_turn));
+        body.push_back(work.mutate(consumers[i]));
       }
-    }
-    Var it = make_var("it", it_type);
-    const Expr stage = binary(BinaryOp::Mod, g_of(it), imm(S));
-    StageRewrite work = base;
-    work.stage = stage;
-    // Waits for group g's stage of iteration i, and hands it back.
-    auto wait_full = [&](int g, const Expr &i) {
-      return mbar(MbarrierOp::Wait, full(g, binary(BinaryOp::Mod, g_of(i), imm(S))),
-                  binary(BinaryOp::Mod, div(g_of(i), imm(S)), imm(2)));
-    };
-    // (In a cluster whose blocks share a tile, to the other block's producer too, which waits
-    // for the stages of the iterations up to the last S.)
-    auto hand_back = [&](int g, const Expr &i) {
-      const Expr bar = empty(g, binary(BinaryOp::Mod, g_of(i), imm(S)));
-      Stmt own = mbar(MbarrierOp::Arrive, bar, nullptr);
-      if (!pair_shares)
-        return own;
-      const Expr awaited = logical_and(pair_shares, lt(add(g_of(i), imm(S)), loop->extent));
-      return seq({own, if_then_else(awaited, mbar(MbarrierOp::ArriveCluster, bar, sub(int_imm(1), k_.cluster_rank)))});
-    };
-    Stmt consumer, peeled, drain; // (peeled, drain: the overlap's first iteration and last gemm)
-    std::vector<Stmt> body = {declare(loop->var, iteration(it))};
-    if (!overlap) {
-      body.push_back(wait_full(0, it));
-      if (turns) {
-        const Stmt &first = consumers[turns->first];
-        for (size_t i = 0; i < turns->first; ++i)
-          body.push_back(work.mutate(consumers[i]));
-        // (The first turn just before the first gemm: a barrier that the compiler places
-        // before the loop must not fall inside it.)
-        body.push_back(if_then_else(binary(BinaryOp::EQ, Expr(it), imm(0)), turn(false, own_turn)));
-        body.push_back(work.mutate(deferred_gemm(first)));
-        body.push_back(turn(true, other_turn));
-        body.push_back(gemm_wait(0, first));
-        for (size_t i = turns->first + 1; i < consumers.size(); ++i) {
-          if (i == turns->second)
-            body.push_back(turn(false, own_turn));
-          body.push_back(work.mutate(consumers[i]));
-        }
-      } else {
-        for (auto &c : consumers)
-          body.push_back(work.mutate(c));
-      }
-      // (Handing each stage back an iteration late, after waiting until only the latest
-      // gemm runs, cost the GEMM example 6% at 8192^3 on an H100: a stage less of
-      // prefetch; bench/NOTES.md session 29.)
-      body.push_back(hand_back(0, it));
     } else {
-      // Iteration 0 first: [before, first gemm, its wait, the statements between]. Then
-      // iterations 1 on: [before, first gemm (issued), the last gemm of the iteration
-      // before (issued), the wait for the first, the free statements, the wait for the
-      // last (its tiles handed back), the others (the early tiles handed back)]. Then the
-      // last gemm of the last iteration. (No gemm under a branch inside the loop: ptxas
-      // serializes wgmma that one path waits for differently than another, C7518.)
-      auto &deferred = deferred_gemm;
-      auto &wait = gemm_wait;
-      const Stmt &first = consumers[overlap->first], &last = consumers[overlap->last];
-      const bool late_at_top = L >= 0 && overlap->late_read_early;
-      // The last gemm of iteration i (its stage and loop variable), after the wait for its
-      // late tiles where the top of the iteration did not wait.
-      auto last_of = [&](const Expr &i) {
-        StageRewrite r = base;
-        r.stage = binary(BinaryOp::Mod, g_of(i), imm(S));
-        r.vars[loop->var.get()] = iteration(i);
-        std::vector<Stmt> out;
-        if (L >= 0 && !late_at_top)
-          out.push_back(wait_full(L, i));
-        out.push_back(r.mutate(deferred(last)));
-        return out;
-      };
-      auto top = [&](const Expr &i, std::vector<Stmt> &out) {
-        if (E >= 0)
-          out.push_back(wait_full(E, i));
-        if (late_at_top)
-          out.push_back(wait_full(L, i));
-      };
-      StageRewrite at0 = base;
-      at0.stage = binary(BinaryOp::Mod, g_of(imm(0)), imm(S));
-      std::vector<Stmt> first_it = {declare(loop->var, iteration(imm(0)))};
-      top(imm(0), first_it);
-      top(it, body);
-      for (size_t i = 0; i < overlap->first; ++i) {
-        first_it.push_back(at0.mutate(consumers[i]));
-        body.push_back(work.mutate(consumers[i]));
-      }
-      first_it.push_back(at0.mutate(deferred(first)));
-      first_it.push_back(wait(0, first));
-      body.push_back(work.mutate(deferred(first)));
-      const Expr prev = sub(Expr(it), imm(1));
-      for (const Stmt &x : last_of(prev))
-        body.push_back(x);
-      body.push_back(wait(1, first));
-      for (size_t i : overlap->free) {
-        first_it.push_back(at0.mutate(consumers[i]));
-        body.push_back(work.mutate(consumers[i]));
-      }
-      body.push_back(wait(0, last));
-      if (L >= 0)
-        body.push_back(hand_back(L, prev));
-      for (size_t i : overlap->dep) {
-        first_it.push_back(at0.mutate(consumers[i]));
-        body.push_back(work.mutate(consumers[i]));
-      }
-      if (E >= 0) {
-        first_it.push_back(hand_back(E, imm(0)));
-        body.push_back(hand_back(E, it));
-      }
-      const Expr any = binary(BinaryOp::GT, loop->extent, imm(0));
-      peeled = if_then_else(any, seq(first_it));
-      std::vector<Stmt> tail = last_of(sub(loop->extent, imm(1)));
-      tail.push_back(wait(0, last));
-      // (Its late tiles handed back too: on a persistent grid the producer refills that
-      // stage for a later tile, and waits for it.)
-      if (L >= 0)
-        tail.push_back(hand_back(L, sub(loop->extent, imm(1))));
-      drain = if_then_else(any, seq(tail));
-      if (!overlap_remarked)
-        k_.remarks.push_back(
-            {last->loc, "gemm overlapped with the next iteration: issued after that iteration's first gemm, it runs "
-                        "while " + std::to_string(overlap->free.size()) + " of the " +
-                            std::to_string(overlap->free.size() + overlap->dep.size()) +
-                            " statements between them do, and is waited for before those that touch " +
-                            overlap->touched});
-      overlap_remarked = true;
+      for (auto &c : consumers)
+        body.push_back(work.mutate(c));
     }
-    // (A for loop's bounds are its first value and its count.)
-    consumer = peeled ? for_loop(it, imm(1), sub(loop->extent, imm(1)), ForKind::Serial, seq(body))
-                      : for_loop(it, imm(0), loop->extent, ForKind::Serial, seq(body));
-    consumer->loc = loop->loc;
-    if (peeled)
-      out.push_back(peeled);
-    out.push_back(consumer);
-    if (drain)
-      out.push_back(drain);
-    if (turns) // (the last turn handed on, where the loop took one)
-      out.push_back(if_then_else(binary(BinaryOp::GT, loop->extent, imm(0)), turn(true, other_turn)));
-    // The prologue's tiles go back once nothing reads them: after the loop, or after the
-    // statements after it where they read them.
+    // (Handing each stage back an iteration late, after waiting until only the latest
+    // gemm runs, cost the GEMM example 6% at 8192^3 on an H100: a stage less of
+    // prefetch; bench/NOTES.md session 29.)
+    body.push_back(hand_back(done, 0, it));
+  }
+
+  // The consumers' loop with the overlap: iteration 0 first (`peeled`): [before, first gemm,
+  // its wait, the statements between]. Then iterations 1 on (`body`): [before, first gemm
+  // (issued), the last gemm of the iteration before (issued), the wait for the first, the
+  // free statements, the wait for the last (its tiles handed back), the others (the early
+  // tiles handed back)]. Then the last gemm of the last iteration (`drain`). (No gemm under
+  // a branch inside the loop: ptxas serializes wgmma that one path waits for differently
+  // than another, C7518.)
+  void overlapped_body(const Expr &done, const Var &it, StageRewrite &work, std::vector<Stmt> &body,
+                       Stmt &peeled, Stmt &drain) {
+    auto &deferred = deferred_gemm;
+    auto &wait = gemm_wait;
+    const Stmt &first = consumers[overlap->first], &last = consumers[overlap->last];
+    const bool late_at_top = L >= 0 && overlap->late_read_early;
+    // The last gemm of iteration i (its stage and loop variable), after the wait for its
+    // late tiles where the top of the iteration did not wait.
+    auto last_of = [&](const Expr &i) {
+      StageRewrite r = base;
+      r.stage = binary(BinaryOp::Mod, g_of(done, i), imm(S));
+      r.vars[loop->var.get()] = iteration(i);
+      std::vector<Stmt> out;
+      if (L >= 0 && !late_at_top)
+        out.push_back(wait_full(done, L, i));
+      out.push_back(r.mutate(deferred(last)));
+      return out;
+    };
+    auto top_of = [&](const Expr &i, std::vector<Stmt> &out) {
+      if (E >= 0)
+        out.push_back(wait_full(done, E, i));
+      if (late_at_top)
+        out.push_back(wait_full(done, L, i));
+    };
+    StageRewrite at0 = base;
+    at0.stage = binary(BinaryOp::Mod, g_of(done, imm(0)), imm(S));
+    std::vector<Stmt> first_it = {declare(loop->var, iteration(imm(0)))};
+    top_of(imm(0), first_it);
+    top_of(it, body);
+    for (size_t i = 0; i < overlap->first; ++i) {
+      first_it.push_back(at0.mutate(consumers[i]));
+      body.push_back(work.mutate(consumers[i]));
+    }
+    first_it.push_back(at0.mutate(deferred(first)));
+    first_it.push_back(wait(0, first));
+    body.push_back(work.mutate(deferred(first)));
+    const Expr prev = sub(Expr(it), imm(1));
+    for (const Stmt &x : last_of(prev))
+      body.push_back(x);
+    body.push_back(wait(1, first));
+    for (size_t i : overlap->free) {
+      first_it.push_back(at0.mutate(consumers[i]));
+      body.push_back(work.mutate(consumers[i]));
+    }
+    body.push_back(wait(0, last));
+    if (L >= 0)
+      body.push_back(hand_back(done, L, prev));
+    for (size_t i : overlap->dep) {
+      first_it.push_back(at0.mutate(consumers[i]));
+      body.push_back(work.mutate(consumers[i]));
+    }
+    if (E >= 0) {
+      first_it.push_back(hand_back(done, E, imm(0)));
+      body.push_back(hand_back(done, E, it));
+    }
+    const Expr any = binary(BinaryOp::GT, loop->extent, imm(0));
+    peeled = if_then_else(any, seq(first_it));
+    std::vector<Stmt> tail = last_of(sub(loop->extent, imm(1)));
+    tail.push_back(wait(0, last));
+    // (Its late tiles handed back too: on a persistent grid the producer refills that
+    // stage for a later tile, and waits for it.)
+    if (L >= 0)
+      tail.push_back(hand_back(done, L, sub(loop->extent, imm(1))));
+    drain = if_then_else(any, seq(tail));
+    if (!overlap_remarked)
+      k_.remarks.push_back(
+          {last->loc, "gemm overlapped with the next iteration: issued after that iteration's first gemm, it runs "
+                      "while " + std::to_string(overlap->free.size()) + " of the " +
+                          std::to_string(overlap->free.size() + overlap->dep.size()) +
+                          " statements between them do, and is waited for before those that touch " +
+                          overlap->touched});
+    overlap_remarked = true;
+  }
+
+  // The statements after the loop, for the `n`-th tile (null: the only one): the
+  // prologue's tiles handed back once nothing reads them (after the loop, or after the
+  // statements that read them), and the epilogue's copies by bulk stores where planned.
+  void after_loop(const Expr &n, std::vector<Stmt> &out) {
     bool read_after = false;
     for (auto t = top.begin() + long(at) + 1; t != top.end(); ++t)
       for (const BufferNode *b : prologue_bufs)
@@ -542,6 +525,42 @@ struct Roles {
     }
     if (give_back && read_after)
       out.push_back(give_back);
+  }
+
+  // The consumers' work for one tile, the same way.
+  std::vector<Stmt> consumer_tile(const Expr &done, const Expr &n) {
+    std::vector<Stmt> out;
+    for (const Stmt &x : before) {
+      auto c = x->as<CopyNode>();
+      if (c && prologue_bufs.count(c->dst.buffer.get())) {
+        if (c == prologue.front().copy) // (one barrier for all: waited for at the first)
+          out.push_back(mbar(MbarrierOp::Wait, int_imm(q_full), n ? parity(n) : int_imm(0)));
+      } else if (auto db = x->as<DeclBufferNode>();
+                 !db || (!prologue_bufs.count(db->buffer.get()) && !own_decls.count(db->buffer.get()))) {
+        out.push_back(x);
+      }
+    }
+    Var it = make_var("it", it_type);
+    StageRewrite work = base;
+    work.stage = binary(BinaryOp::Mod, g_of(done, it), imm(S));
+    Stmt peeled, drain; // (the overlap's first iteration and last gemm)
+    std::vector<Stmt> body = {declare(loop->var, iteration(it))};
+    if (overlap)
+      overlapped_body(done, it, work, body, peeled, drain);
+    else
+      plain_body(done, it, work, body);
+    // (A for loop's bounds are its first value and its count.)
+    Stmt consumer = peeled ? for_loop(it, imm(1), sub(loop->extent, imm(1)), ForKind::Serial, seq(body))
+                           : for_loop(it, imm(0), loop->extent, ForKind::Serial, seq(body));
+    consumer->loc = loop->loc;
+    if (peeled)
+      out.push_back(peeled);
+    out.push_back(consumer);
+    if (drain)
+      out.push_back(drain);
+    if (turns) // (the last turn handed on, where the loop took one)
+      out.push_back(if_then_else(binary(BinaryOp::GT, loop->extent, imm(0)), turn(true, other_turn)));
+    after_loop(n, out);
     return out;
   }
 
@@ -1157,6 +1176,27 @@ private:
     if (!any)
       return {};
     return out;
+  }
+
+  /// The roles' multicast plans (plan_multicast; none on a persistent grid) and the test
+  /// whether the block shares any tile at this launch (Roles::pair_shares), declared into
+  /// `decls`; the shared tiles' names for the remark.
+  std::string share_tiles(Roles &r, const std::vector<Stmt> &top, size_t at, bool persistent,
+                          std::vector<Stmt> &decls) {
+    std::string names;
+    std::vector<std::optional<MulticastPlan>> multicast;
+    if (!persistent)
+      multicast = plan_multicast(top, at, r.loop, r.copies, decls, names);
+    r.multicast = multicast.empty() ? std::vector<std::optional<MulticastPlan>>(r.copies.size()) : multicast;
+    if (multicast.empty())
+      return names;
+    Expr any = bool_imm(false);
+    for (const auto &m : multicast)
+      if (m)
+        any = binary(BinaryOp::Or, any, Expr(m->shares));
+    r.pair_shares = make_var("pair_shares", ScalarType::Bool);
+    decls.push_back(declare(r.pair_shares, any));
+    return names;
   }
 
   /// A loop warp-specialize takes, as planned before the roles split: its stages, its
@@ -1782,12 +1822,6 @@ private:
       map_of.push_back(map_for(p));
     for (auto &p : prologue)
       prologue_map.push_back(map_for(p));
-    // The tiles neighbouring blocks share (multicast), and the tests of that.
-    std::vector<Stmt> shares_decls;
-    std::string shared_names;
-    std::vector<std::optional<MulticastPlan>> multicast;
-    if (!persistent)
-      multicast = plan_multicast(top, at, loop, copies, shares_decls, shared_names);
 
     // The roles' building blocks: the barrier groups (the late tiles' own where the last gemm
     // overlaps the next iteration and reads some of them), the staged buffers and the
@@ -1802,15 +1836,9 @@ private:
     r.prologue = prologue;
     r.map_of = map_of;
     r.prologue_map = prologue_map;
-    r.multicast = multicast.empty() ? std::vector<std::optional<MulticastPlan>>(copies.size()) : multicast;
-    if (!multicast.empty()) {
-      Expr any = bool_imm(false);
-      for (const auto &m : multicast)
-        if (m)
-          any = binary(BinaryOp::Or, any, Expr(m->shares));
-      r.pair_shares = make_var("pair_shares", ScalarType::Bool);
-      shares_decls.push_back(declare(r.pair_shares, any));
-    }
+    // The tiles neighbouring blocks share (multicast), and the tests of that.
+    std::vector<Stmt> shares_decls;
+    const std::string shared_names = share_tiles(r, top, at, persistent, shares_decls);
     r.consumers = consumers;
     r.before = before;
     r.tile_prelude = tile_prelude;
