@@ -168,8 +168,8 @@ bool parse_options(const std::vector<std::string> &args, pipeline::Options &o, s
         return false;
       if (value != "on" && value != "off") {
         problem = "multicast=" + value.str() + ": expected multicast=on (a warp-specialized loop's tiles that "
-                  "neighbouring blocks share are loaded once for both, in clusters of two; the default) or "
-                  "multicast=off";
+                  "neighbouring blocks share are loaded once for both, in clusters of two) or multicast=off (the "
+                  "default)";
         return false;
       }
       o.multicast = value == "on";

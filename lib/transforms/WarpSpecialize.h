@@ -135,10 +135,10 @@ struct WarpSpecializeOptions {
   /// The option bulk-store (on by default): the epilogue's copies of fragments into tensors
   /// become bulk tensor stores through shared tiles, where they can.
   bool bulk_store = true;
-  /// The option multicast (on by default): neighbouring blocks that copy the same tile in a
-  /// loop are launched as a cluster of two and load half of it each, for both (see
+  /// The option multicast=on: neighbouring blocks that copy the same tile in a loop are
+  /// launched as a cluster of two and load half of it each, for both (see
   /// Specializer::plan_multicast), where they can.
-  bool multicast = true;
+  bool multicast = false;
 };
 
 ir::Kernel warp_specialize(const ir::Kernel &kernel, const ir::Target &target, const WarpSpecializeOptions &options = {});

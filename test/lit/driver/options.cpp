@@ -23,7 +23,7 @@
 // RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-bulk-store=tma %s 2>&1 | FileCheck %s --check-prefix=BULK-STORE
 // BULK-STORE: error: tile plugin: bulk-store=tma: expected bulk-store=on (a warp-specialized kernel's epilogue copies into tensors go by bulk tensor stores; the default) or bulk-store=off
 // RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-multicast=2 %s 2>&1 | FileCheck %s --check-prefix=MULTICAST
-// MULTICAST: error: tile plugin: multicast=2: expected multicast=on (a warp-specialized loop's tiles that neighbouring blocks share are loaded once for both, in clusters of two; the default) or multicast=off
+// MULTICAST: error: tile plugin: multicast=2: expected multicast=on (a warp-specialized loop's tiles that neighbouring blocks share are loaded once for both, in clusters of two) or multicast=off (the default)
 // RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-stages=0 %s 2>&1 | FileCheck %s --check-prefix=STAGES
 // STAGES: error: tile plugin: stages=0: expected a stage count from 1 to 16 for every pipelined loop
 #include <tile/tile.h>

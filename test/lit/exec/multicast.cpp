@@ -5,7 +5,7 @@
 // whose weight tile every block reads; each against float64 on sizes that divide no tile,
 // outputs poisoned, and each launch checked to have run in clusters of two exactly where its
 // grid's x extent is even (on sm_90 with the producer's entry; elsewhere, one by one).
-// RUN: %tile-cxx %s -O2 -o %t && %t | FileCheck %s
+// RUN: %tile-cxx %s -O2 -fplugin-arg-tile-multicast=on -o %t && %t | FileCheck %s
 // CHECK-NOT: FAIL
 // CHECK: PASS gemm_pairs_share_b
 // CHECK: PASS gemm_last_panel_shares_a

@@ -1,4 +1,4 @@
-// multicast=on (the default), sm_90a: a warp-specialized loop whose copies two neighbouring
+// multicast=on, sm_90a: a warp-specialized loop whose copies two neighbouring
 // blocks make alike gets its blocks launched in clusters of two along x. The kernel tests at
 // run time which tiles the two share (`shares_T`: their coordinates and the loop's bounds
 // read only the block indices on which the two blocks agree, through panels too) and loads
@@ -8,10 +8,10 @@
 // consumers, each consumer warp hands the stage back to the other block's producer too (for
 // the iterations it waits for), and a barrier of the whole cluster follows the mbarriers'
 // initialization. Tiles that every pair reads differently, loops whose bounds differ
-// between neighbours and multicast=off keep the blocks one by one.
+// between neighbours and multicast=off (the default) keep the blocks one by one.
 // REQUIRES: nvcc
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-print-after=warp-specialize \
-// RUN:   -fplugin-arg-tile-bulk-store=off %s 2>&1 | FileCheck %s
+// RUN:   -fplugin-arg-tile-multicast=on -fplugin-arg-tile-bulk-store=off %s 2>&1 | FileCheck %s
 //
 // A GEMM in panels (the default for a GEMM without use_swizzle): neighbours share B's tile
 // (one column) within a panel, A's where a short panel pairs blocks of one row. B's two
@@ -74,7 +74,7 @@
 // OFF-LABEL: kernel gemm(
 // OFF: barrier(whole block)
 //
-// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-remarks -fplugin-arg-tile-bulk-store=off \
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-remarks -fplugin-arg-tile-bulk-store=off -fplugin-arg-tile-multicast=on \
 // RUN:   %s 2>&1 | FileCheck %s --check-prefix=REMARKS
 // REMARKS: multicast.cpp:[[@LINE+37]]:3: remark: [cuda:sm_90a] clusters of 2 blocks along the grid's x: where two neighbours copy the same tile of 'As', 'Bs', each loads half of it for both (TMA multicast), and each hands its stages back to both producers
 //
@@ -82,7 +82,7 @@
 // barrier and the warps' arrivals on the other block's barriers; the manifest asks for
 // clusters of 2; nvcc compiles it.
 // RUN: rm -rf %t && mkdir %t
-// RUN: %tile-cxx -c -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-cache=%t/cache -fplugin-arg-tile-bulk-store=off \
+// RUN: %tile-cxx -c -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-cache=%t/cache -fplugin-arg-tile-bulk-store=off -fplugin-arg-tile-multicast=on \
 // RUN:   -fplugin-arg-tile-emit-source=%t %s -o %t/m.o
 // RUN: FileCheck %s --check-prefix=SRC < %t/multicast.cu
 // SRC: const tile_cuda::cluster_place cluster = tile_cuda::cluster_place_of(8);
