@@ -241,88 +241,9 @@ public:
     os << "}";
   }
 
-  void stmt(const Stmt &s) {
-    if (!s)
-      return;
-    if (auto n = s->as<SeqNode>()) {
-      for (auto &c : n->stmts)
-        stmt(c);
-      return;
-    }
-    line();
+  /// A tile operation (copy, gemm, fill, reduce, cumsum, atomic, print, assert, annotate_layout). Whether `s` was one.
+  bool tile_op(const Stmt &s) {
     switch (s->kind) {
-    case StmtKind::Seq:
-      break;
-    case StmtKind::Declare: {
-      auto n = s->as<DeclareNode>();
-      os << "var " << var_name(n->var.get()) << ": " << name(n->var->type);
-      if (n->init) {
-        os << " = ";
-        expr(n->init);
-      }
-      break;
-    }
-    case StmtKind::Assign: {
-      auto n = s->as<AssignNode>();
-      os << var_name(n->var.get()) << " = ";
-      expr(n->value);
-      break;
-    }
-    case StmtKind::Store: {
-      auto n = s->as<StoreNode>();
-      os << buffer_name(n->buffer.get()) << "[";
-      list(n->indices);
-      os << "] = ";
-      expr(n->value);
-      break;
-    }
-    case StmtKind::For: {
-      auto n = s->as<ForNode>();
-      os << "for " << var_name(n->var.get()) << " in " << name(n->for_kind) << "(";
-      expr(n->begin);
-      os << ", ";
-      expr(n->extent);
-      if (!is_const_int(n->step, 1)) {
-        os << ", step=";
-        expr(n->step);
-      }
-      if (n->for_kind == ForKind::Pipelined)
-        os << ", stages=" << n->stages;
-      os << ")";
-      if (bindings)
-        if (auto it = bindings->find(n->var.get()); it != bindings->end())
-          os << " bound by " << to_string(it->second);
-      block(n->body);
-      break;
-    }
-    case StmtKind::If: {
-      auto n = s->as<IfNode>();
-      os << "if (";
-      expr(n->cond);
-      os << ")";
-      block(n->then_case);
-      if (n->else_case) {
-        os << (n->rare_else ? " else (rare)" : " else");
-        block(n->else_case);
-      }
-      break;
-    }
-    case StmtKind::DeclBuffer: {
-      auto n = s->as<DeclBufferNode>();
-      os << name(n->buffer->scope) << " " << buffer_name(n->buffer.get()) << ": " << name(n->buffer->dtype) << "[";
-      list(n->buffer->shape);
-      os << "]";
-      if (layouts)
-        if (auto it = layouts->find(n->buffer.get()); it != layouts->end())
-          os << " in registers: " << to_string(it->second);
-      if (shared_layouts)
-        if (auto it = shared_layouts->find(n->buffer.get()); it != shared_layouts->end())
-          os << " " << to_string(it->second);
-      if (offsets)
-        if (auto it = offsets->find(n->buffer.get()); it != offsets->end())
-          os << " at byte " << it->second;
-      break;
-    }
     case StmtKind::Copy: {
       auto n = s->as<CopyNode>();
       os << "copy(";
@@ -410,6 +331,15 @@ public:
       os << ")";
       break;
     }
+    default:
+      return false;
+    }
+    return true;
+  }
+
+  /// A barrier, an mbarrier, a bulk copy or store, a persistent loop, a named barrier, a register budget. Whether `s` was one.
+  bool sync_op(const Stmt &s) {
+    switch (s->kind) {
     case StmtKind::Barrier:
       os << (s->as<BarrierNode>()->cluster       ? "barrier(whole cluster)"
              : s->as<BarrierNode>()->whole_block ? "barrier(whole block)"
@@ -492,6 +422,15 @@ public:
       os << "registers_" << (n->increase ? "up" : "down") << "_to(" << n->registers << ")";
       break;
     }
+    default:
+      return false;
+    }
+    return true;
+  }
+
+  /// A statement of the lowered forms: asynchronous copies, vector moves, matrix loads, wgmma, mma. Whether `s` was one.
+  bool lowered_op(const Stmt &s) {
+    switch (s->kind) {
     case StmtKind::Async:
       os << "async";
       if (int ahead = s->as<AsyncNode>()->ahead)
@@ -578,6 +517,98 @@ public:
       os << "])";
       break;
     }
+    default:
+      return false;
+    }
+    return true;
+  }
+
+  void stmt(const Stmt &s) {
+    if (!s)
+      return;
+    if (auto n = s->as<SeqNode>()) {
+      for (auto &c : n->stmts)
+        stmt(c);
+      return;
+    }
+    line();
+    switch (s->kind) {
+    case StmtKind::Seq:
+      break;
+    case StmtKind::Declare: {
+      auto n = s->as<DeclareNode>();
+      os << "var " << var_name(n->var.get()) << ": " << name(n->var->type);
+      if (n->init) {
+        os << " = ";
+        expr(n->init);
+      }
+      break;
+    }
+    case StmtKind::Assign: {
+      auto n = s->as<AssignNode>();
+      os << var_name(n->var.get()) << " = ";
+      expr(n->value);
+      break;
+    }
+    case StmtKind::Store: {
+      auto n = s->as<StoreNode>();
+      os << buffer_name(n->buffer.get()) << "[";
+      list(n->indices);
+      os << "] = ";
+      expr(n->value);
+      break;
+    }
+    case StmtKind::For: {
+      auto n = s->as<ForNode>();
+      os << "for " << var_name(n->var.get()) << " in " << name(n->for_kind) << "(";
+      expr(n->begin);
+      os << ", ";
+      expr(n->extent);
+      if (!is_const_int(n->step, 1)) {
+        os << ", step=";
+        expr(n->step);
+      }
+      if (n->for_kind == ForKind::Pipelined)
+        os << ", stages=" << n->stages;
+      os << ")";
+      if (bindings)
+        if (auto it = bindings->find(n->var.get()); it != bindings->end())
+          os << " bound by " << to_string(it->second);
+      block(n->body);
+      break;
+    }
+    case StmtKind::If: {
+      auto n = s->as<IfNode>();
+      os << "if (";
+      expr(n->cond);
+      os << ")";
+      block(n->then_case);
+      if (n->else_case) {
+        os << (n->rare_else ? " else (rare)" : " else");
+        block(n->else_case);
+      }
+      break;
+    }
+    case StmtKind::DeclBuffer: {
+      auto n = s->as<DeclBufferNode>();
+      os << name(n->buffer->scope) << " " << buffer_name(n->buffer.get()) << ": " << name(n->buffer->dtype) << "[";
+      list(n->buffer->shape);
+      os << "]";
+      if (layouts)
+        if (auto it = layouts->find(n->buffer.get()); it != layouts->end())
+          os << " in registers: " << to_string(it->second);
+      if (shared_layouts)
+        if (auto it = shared_layouts->find(n->buffer.get()); it != shared_layouts->end())
+          os << " " << to_string(it->second);
+      if (offsets)
+        if (auto it = offsets->find(n->buffer.get()); it != offsets->end())
+          os << " at byte " << it->second;
+      break;
+    }
+    default:
+      if (!tile_op(s) && !sync_op(s))
+        lowered_op(s);
+      break;
     }
     os << "\n";
   }
