@@ -206,6 +206,184 @@ bool Translator::check_index(SourceLocation loc, const ir::Buffer &b, int dim, c
   return false;
 }
 
+/// The scalar type of `e` (an error at it where it has none).
+std::optional<ir::ScalarType> Translator::result_type(const Expr *e) {
+  QualType type = e->getType();
+  auto st = scalar_type_of(type);
+  if (!st)
+    error(e->getExprLoc(), "expression of type '" + type.getAsString() + "' is not a scalar",
+          "kernel expressions compute arithmetic scalars; tile buffers are operands of tile operations",
+          e->getSourceRange());
+  return st;
+}
+
+/// A conversion (expr()'s part for casts).
+ir::Expr Translator::cast_expr(const CastExpr *ce) {
+  const Expr *e = ce;
+  auto result_type = [&] { return this->result_type(e); };
+  const Expr *sub = ce->getSubExpr();
+  switch (ce->getCastKind()) {
+  case CK_LValueToRValue:
+  case CK_NoOp:
+  case CK_ConstructorConversion:
+  case CK_UserDefinedConversion: {
+    ir::Expr v = expr(sub);
+    if (!v)
+      return nullptr;
+    auto st = result_type();
+    return st ? ir::cast(*st, v) : nullptr;
+  }
+  case CK_IntegralCast:
+  case CK_FloatingCast:
+  case CK_IntegralToFloating:
+  case CK_FloatingToIntegral:
+  case CK_IntegralToBoolean:
+  case CK_FloatingToBoolean: {
+    ir::Expr v = expr(sub);
+    auto st = result_type();
+    return v && st ? ir::cast(*st, v) : nullptr;
+  }
+  case CK_BooleanToSignedIntegral: {
+    ir::Expr v = expr(sub);
+    auto st = result_type();
+    return v && st ? ir::unary(ir::UnaryOp::Neg, ir::cast(*st, v)) : nullptr;
+  }
+  default:
+    error(e->getExprLoc(), std::string("conversion '") + ce->getCastKindName() + "' is not supported in a kernel",
+          "kernels compute with arithmetic scalars; pointers and class objects are not values there",
+          e->getSourceRange());
+    return nullptr;
+  }
+}
+
+/// A call: element access, tile:: functions, macros, lambdas, constexpr functions (expr()'s
+/// part for calls).
+ir::Expr Translator::call_expr(const CallExpr *call) {
+  const Expr *e = call;
+  QualType type = e->getType();
+  auto result_type = [&] { return this->result_type(e); };
+  // Element access: b(i, j).
+  if (auto ref = element_ref(call, false))
+    return ir::load(ref->buffer, ref->indices);
+  if (failed())
+    return nullptr;
+
+  const FunctionDecl *fn = call->getDirectCallee();
+  std::string name = qualified_name(fn);
+
+  if (auto *mc = dyn_cast<CXXMemberCallExpr>(call)) {
+    const CXXMethodDecl *m = mc->getMethodDecl();
+    const Expr *obj = mc->getImplicitObjectArgument();
+    TileTypeInfo info = classify_tile_type(obj->getType());
+    if (m && isa<CXXConversionDecl>(m)) {
+      ir::Expr v = expr(obj);
+      auto st = result_type();
+      return v && st ? ir::cast(*st, v) : nullptr;
+    }
+    if (info.kind == TileTypeKind::Tensor && m && (m->getName() == "size" || m->getName() == "stride")) {
+      ir::Buffer b = buffer_ref(obj, "size");
+      if (!b)
+        return nullptr;
+      auto d = const_int(mc->getArg(0), "the dimension of " + m->getNameAsString() + "()");
+      if (!d)
+        return nullptr;
+      if (*d < 0 || *d >= b->rank()) {
+        error(mc->getArg(0)->getExprLoc(),
+              "dimension " + std::to_string(*d) + " is out of range for tensor '" + b->name + "' of rank " +
+                  std::to_string(b->rank()),
+              "write a dimension from 0 to " + std::to_string(b->rank() - 1));
+        return nullptr;
+      }
+      ir::Expr v = m->getName() == "size" ? b->shape[*d] : b->strides[*d];
+      auto st = result_type();
+      return st ? ir::cast(*st, v) : nullptr;
+    }
+    if (m && m->isVirtual()) {
+      error(call->getExprLoc(), "virtual call to '" + m->getNameAsString() + "' is not supported in a kernel",
+            "call a [[tile::macro]] function instead");
+      return nullptr;
+    }
+  }
+
+  if (name.rfind("tile::", 0) == 0 && fn && fn->getDeclContext()->getRedeclContext()->isNamespace()) {
+    auto arg = [&](unsigned i) { return expr(call->getArg(i)); };
+    auto st = result_type();
+    if (!st)
+      return nullptr;
+    if (name == "tile::min" || name == "tile::max") {
+      ir::Expr a = arg(0), b = a ? arg(1) : nullptr;
+      if (!b)
+        return nullptr;
+      return ir::binary(name == "tile::min" ? ir::BinaryOp::Min : ir::BinaryOp::Max, ir::cast(*st, a), ir::cast(*st, b));
+    }
+    if (name == "tile::abs") {
+      ir::Expr a = arg(0);
+      return a ? ir::call(ir::Intrinsic::Abs, {ir::cast(*st, a)}) : nullptr;
+    }
+    if (auto f = math_intrinsic(name)) {
+      std::vector<ir::Expr> args;
+      for (unsigned i = 0; i < call->getNumArgs(); ++i) {
+        ir::Expr a = arg(i);
+        if (!a)
+          return nullptr;
+        // Math happens in the result's type; isnan / isinf test their argument in f64
+        // when it is f64, else in f32 (16-bit floats widen exactly).
+        ir::ScalarType in = *st;
+        if (*f == ir::Intrinsic::IsNan || *f == ir::Intrinsic::IsInf)
+          in = a->type == ir::ScalarType::F64 ? ir::ScalarType::F64 : ir::ScalarType::F32;
+        args.push_back(ir::cast(in, a));
+      }
+      return ir::call(*f, args);
+    }
+    if (name == "tile::cast") {
+      ir::Expr a = arg(0);
+      return a ? ir::cast(*st, a) : nullptr;
+    }
+    if (name == "tile::ceildiv") {
+      ir::Expr a = arg(0), b = a ? arg(1) : nullptr;
+      if (!b)
+        return nullptr;
+      a = ir::cast(*st, a);
+      b = ir::cast(*st, b);
+      return ir::div(ir::sub(ir::add(a, b), ir::int_imm(1, *st)), b);
+    }
+    if (name == "tile::infinity")
+      return ir::is_float(*st) ? ir::float_imm(std::numeric_limits<double>::infinity(), *st)
+                               : ir::int_imm(std::numeric_limits<std::int64_t>::max(), *st);
+    if (name == "tile::lowest")
+      return ir::is_float(*st) ? ir::float_imm(-max_finite(*st), *st) : ir::int_imm(int_min(*st), *st);
+    error(call->getExprLoc(), "'" + name + "' does not compute a value",
+          "call tile operations as statements of their own");
+    return nullptr;
+  }
+
+  bool handled = false;
+  ir::Expr v = inline_call(call, handled);
+  if (handled) {
+    if (!v && !failed())
+      error(call->getExprLoc(), "'" + (fn ? fn->getNameAsString() : std::string("lambda")) + "' returns no value",
+            "call it as a statement of its own, or make it return a scalar");
+    return v;
+  }
+  if (failed())
+    return nullptr;
+  std::string shown = name.empty() ? (fn ? fn->getNameAsString() : "this function") : name;
+  if (name.rfind("std::", 0) == 0) {
+    std::string base = name.substr(name.rfind(':') + 1);
+    error(call->getExprLoc(), "call to '" + shown + "' is not supported in a kernel",
+          "use the kernel language's own functions (tile::" + base + " where it exists)");
+    return nullptr;
+  }
+  if (fn && fn->isConstexpr()) {
+    error(call->getExprLoc(), "call to constexpr function '" + shown + "' is not a compile-time constant here",
+          "constexpr functions are evaluated at compile time; to inline one on run-time values, mark it [[tile::macro]]");
+    return nullptr;
+  }
+  error(call->getExprLoc(), "call to '" + shown + "' is not supported in a kernel",
+        "kernels can call tile:: functions, [[tile::macro]] functions, lambdas and constexpr functions");
+  return nullptr;
+}
+
 ir::Expr Translator::expr(const Expr *e) {
   Nesting nesting(*this, e->getExprLoc());
   if (failed())
@@ -224,14 +402,7 @@ ir::Expr Translator::expr(const Expr *e) {
     }
   }
 
-  auto result_type = [&]() -> std::optional<ir::ScalarType> {
-    auto st = scalar_type_of(type);
-    if (!st)
-      error(e->getExprLoc(), "expression of type '" + type.getAsString() + "' is not a scalar",
-            "kernel expressions compute arithmetic scalars; tile buffers are operands of tile operations",
-            e->getSourceRange());
-    return st;
-  };
+  auto result_type = [&] { return this->result_type(e); };
 
   if (auto *c = dyn_cast<ExprWithCleanups>(e))
     return expr(c->getSubExpr());
@@ -244,41 +415,8 @@ ir::Expr Translator::expr(const Expr *e) {
   if (auto *s = dyn_cast<SubstNonTypeTemplateParmExpr>(e))
     return expr(s->getReplacement());
 
-  if (auto *ce = dyn_cast<CastExpr>(e)) {
-    const Expr *sub = ce->getSubExpr();
-    switch (ce->getCastKind()) {
-    case CK_LValueToRValue:
-    case CK_NoOp:
-    case CK_ConstructorConversion:
-    case CK_UserDefinedConversion: {
-      ir::Expr v = expr(sub);
-      if (!v)
-        return nullptr;
-      auto st = result_type();
-      return st ? ir::cast(*st, v) : nullptr;
-    }
-    case CK_IntegralCast:
-    case CK_FloatingCast:
-    case CK_IntegralToFloating:
-    case CK_FloatingToIntegral:
-    case CK_IntegralToBoolean:
-    case CK_FloatingToBoolean: {
-      ir::Expr v = expr(sub);
-      auto st = result_type();
-      return v && st ? ir::cast(*st, v) : nullptr;
-    }
-    case CK_BooleanToSignedIntegral: {
-      ir::Expr v = expr(sub);
-      auto st = result_type();
-      return v && st ? ir::unary(ir::UnaryOp::Neg, ir::cast(*st, v)) : nullptr;
-    }
-    default:
-      error(e->getExprLoc(), std::string("conversion '") + ce->getCastKindName() + "' is not supported in a kernel",
-            "kernels compute with arithmetic scalars; pointers and class objects are not values there",
-            e->getSourceRange());
-      return nullptr;
-    }
-  }
+  if (auto *ce = dyn_cast<CastExpr>(e))
+    return cast_expr(ce);
 
   if (auto *dre = dyn_cast<DeclRefExpr>(e)) {
     const ValueDecl *d = dre->getDecl();
@@ -393,128 +531,8 @@ ir::Expr Translator::expr(const Expr *e) {
     }
   }
 
-  if (auto *call = dyn_cast<CallExpr>(e)) {
-    // Element access: b(i, j).
-    if (auto ref = element_ref(call, false))
-      return ir::load(ref->buffer, ref->indices);
-    if (failed())
-      return nullptr;
-
-    const FunctionDecl *fn = call->getDirectCallee();
-    std::string name = qualified_name(fn);
-
-    if (auto *mc = dyn_cast<CXXMemberCallExpr>(call)) {
-      const CXXMethodDecl *m = mc->getMethodDecl();
-      const Expr *obj = mc->getImplicitObjectArgument();
-      TileTypeInfo info = classify_tile_type(obj->getType());
-      if (m && isa<CXXConversionDecl>(m)) {
-        ir::Expr v = expr(obj);
-        auto st = result_type();
-        return v && st ? ir::cast(*st, v) : nullptr;
-      }
-      if (info.kind == TileTypeKind::Tensor && m && (m->getName() == "size" || m->getName() == "stride")) {
-        ir::Buffer b = buffer_ref(obj, "size");
-        if (!b)
-          return nullptr;
-        auto d = const_int(mc->getArg(0), "the dimension of " + m->getNameAsString() + "()");
-        if (!d)
-          return nullptr;
-        if (*d < 0 || *d >= b->rank()) {
-          error(mc->getArg(0)->getExprLoc(),
-                "dimension " + std::to_string(*d) + " is out of range for tensor '" + b->name + "' of rank " +
-                    std::to_string(b->rank()),
-                "write a dimension from 0 to " + std::to_string(b->rank() - 1));
-          return nullptr;
-        }
-        ir::Expr v = m->getName() == "size" ? b->shape[*d] : b->strides[*d];
-        auto st = result_type();
-        return st ? ir::cast(*st, v) : nullptr;
-      }
-      if (m && m->isVirtual()) {
-        error(call->getExprLoc(), "virtual call to '" + m->getNameAsString() + "' is not supported in a kernel",
-              "call a [[tile::macro]] function instead");
-        return nullptr;
-      }
-    }
-
-    if (name.rfind("tile::", 0) == 0 && fn && fn->getDeclContext()->getRedeclContext()->isNamespace()) {
-      auto arg = [&](unsigned i) { return expr(call->getArg(i)); };
-      auto st = result_type();
-      if (!st)
-        return nullptr;
-      if (name == "tile::min" || name == "tile::max") {
-        ir::Expr a = arg(0), b = a ? arg(1) : nullptr;
-        if (!b)
-          return nullptr;
-        return ir::binary(name == "tile::min" ? ir::BinaryOp::Min : ir::BinaryOp::Max, ir::cast(*st, a), ir::cast(*st, b));
-      }
-      if (name == "tile::abs") {
-        ir::Expr a = arg(0);
-        return a ? ir::call(ir::Intrinsic::Abs, {ir::cast(*st, a)}) : nullptr;
-      }
-      if (auto f = math_intrinsic(name)) {
-        std::vector<ir::Expr> args;
-        for (unsigned i = 0; i < call->getNumArgs(); ++i) {
-          ir::Expr a = arg(i);
-          if (!a)
-            return nullptr;
-          // Math happens in the result's type; isnan / isinf test their argument in f64
-          // when it is f64, else in f32 (16-bit floats widen exactly).
-          ir::ScalarType in = *st;
-          if (*f == ir::Intrinsic::IsNan || *f == ir::Intrinsic::IsInf)
-            in = a->type == ir::ScalarType::F64 ? ir::ScalarType::F64 : ir::ScalarType::F32;
-          args.push_back(ir::cast(in, a));
-        }
-        return ir::call(*f, args);
-      }
-      if (name == "tile::cast") {
-        ir::Expr a = arg(0);
-        return a ? ir::cast(*st, a) : nullptr;
-      }
-      if (name == "tile::ceildiv") {
-        ir::Expr a = arg(0), b = a ? arg(1) : nullptr;
-        if (!b)
-          return nullptr;
-        a = ir::cast(*st, a);
-        b = ir::cast(*st, b);
-        return ir::div(ir::sub(ir::add(a, b), ir::int_imm(1, *st)), b);
-      }
-      if (name == "tile::infinity")
-        return ir::is_float(*st) ? ir::float_imm(std::numeric_limits<double>::infinity(), *st)
-                                 : ir::int_imm(std::numeric_limits<std::int64_t>::max(), *st);
-      if (name == "tile::lowest")
-        return ir::is_float(*st) ? ir::float_imm(-max_finite(*st), *st) : ir::int_imm(int_min(*st), *st);
-      error(call->getExprLoc(), "'" + name + "' does not compute a value",
-            "call tile operations as statements of their own");
-      return nullptr;
-    }
-
-    bool handled = false;
-    ir::Expr v = inline_call(call, handled);
-    if (handled) {
-      if (!v && !failed())
-        error(call->getExprLoc(), "'" + (fn ? fn->getNameAsString() : std::string("lambda")) + "' returns no value",
-              "call it as a statement of its own, or make it return a scalar");
-      return v;
-    }
-    if (failed())
-      return nullptr;
-    std::string shown = name.empty() ? (fn ? fn->getNameAsString() : "this function") : name;
-    if (name.rfind("std::", 0) == 0) {
-      std::string base = name.substr(name.rfind(':') + 1);
-      error(call->getExprLoc(), "call to '" + shown + "' is not supported in a kernel",
-            "use the kernel language's own functions (tile::" + base + " where it exists)");
-      return nullptr;
-    }
-    if (fn && fn->isConstexpr()) {
-      error(call->getExprLoc(), "call to constexpr function '" + shown + "' is not a compile-time constant here",
-            "constexpr functions are evaluated at compile time; to inline one on run-time values, mark it [[tile::macro]]");
-      return nullptr;
-    }
-    error(call->getExprLoc(), "call to '" + shown + "' is not supported in a kernel",
-          "kernels can call tile:: functions, [[tile::macro]] functions, lambdas and constexpr functions");
-    return nullptr;
-  }
+  if (auto *call = dyn_cast<CallExpr>(e))
+    return call_expr(call);
 
   if (isa<StringLiteral>(e)) {
     error(e->getExprLoc(), "string literals are only allowed in tile::print, tile::device_assert and tile::expect",

@@ -59,6 +59,10 @@ public:
   // Expressions (TranslateExpr.cpp) --------------------------------------------------
   /// An rvalue scalar expression; null on error.
   ir::Expr expr(const clang::Expr *e);
+  ir::Expr cast_expr(const clang::CastExpr *ce); // expr()'s conversions
+  ir::Expr call_expr(const clang::CallExpr *call); // expr()'s calls
+  /// The scalar type of `e`; an error at it where it has none.
+  std::optional<ir::ScalarType> result_type(const clang::Expr *e);
   /// A compile-time integer, or an error saying `what` must be constant.
   std::optional<std::int64_t> const_int(const clang::Expr *e, const std::string &what);
   /// The value of `e` when it is a constant expression.
