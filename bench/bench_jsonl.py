@@ -22,10 +22,11 @@ class Run:
 
     def best_peer(self, key):
         """(rate, name) of the fastest peer of a kernel and shape, or (None, "-"). A kernel
-        written another way ("gemm_simple_bfloat16": the same GEMM with a user's first tiles)
-        has the peers of the kernel it computes ("gemm_bfloat16")."""
+        written or built another way ("gemm_simple_bfloat16": the same GEMM with a user's
+        first tiles; "gemm_multicast_bfloat16": built with multicast=on) has the peers of the
+        kernel it computes ("gemm_bfloat16")."""
         kernel, shape = key
-        peers = self.peers.get(key) or self.peers.get((kernel.replace("_simple", ""), shape))
+        peers = self.peers.get(key) or self.peers.get((kernel.replace("_simple", "").replace("_multicast", ""), shape))
         return max(peers or [(None, "-")], key=lambda p: p[0] or 0)
 
     def copy_bandwidth(self):

@@ -11,6 +11,8 @@ export LD_LIBRARY_PATH="$PWD/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # both run as long at the GPU's power limit (examples/common.h).
 export TILE_DEVICE=cuda TILE_BENCH_REPS=${TILE_BENCH_REPS:-5}
 out=${OUT:-.}/bench.jsonl
+# A build with multicast=on: its kernels' names get "_multicast" after the kernel's own.
+multicast() { sed -u 's/"kernel": "\(gemm_simple\|gemm\|attn_fwd_simple\)_/"kernel": "\1_multicast_/'; }
 : > "$out"
 sizes="4096"
 [ "${1:-}" = --quick ] || sizes="4096 8192"
@@ -20,6 +22,12 @@ for n in $sizes; do
   # The GEMM as the language reference writes it (128 x 128 x 32 tiles, 128 threads, 3 stages).
   bin/example-gemm_simple "$n" "$n" "$n" | tee -a "$out"
   bin/example-gemm_simple "$n" "$n" "$n" f16 | tee -a "$out"
+  # The same two with clusters and multicast (multicast=on), named *_multicast_*.
+  for p in gemm gemm_simple; do
+    for t in bf16 f16; do
+      bin/example-$p-multicast "$n" "$n" "$n" $t | multicast | tee -a "$out"
+    done
+  done
 done
 bin/example-gemm_fp8 8192 8192 8192 | tee -a "$out" # against cuBLASLt (torch._scaled_mm)
 # The autotuned GEMM (issue 11's bar: its choice within 3% of the fastest candidate alone),
@@ -32,6 +40,7 @@ for name in softmax rmsnorm layernorm; do
 done
 bin/example-flash_attention bench | tee -a "$out" # b4 h32 s4096, d64 and d128, causal and not
 bin/example-flash_attention-simple bench | tee -a "$out" # the same with 64 x 64 tiles, 128 threads, 2 stages
+bin/example-flash_attention-simple-multicast bench | multicast | tee -a "$out" # and with multicast=on
 bin/example-flash_decoding bench | tee -a "$out" # b8 h32 hkv8 s32768 d128: against the copy bandwidth
 python3 bench/peers.py --only gemm,attn,norm ${1:-} | tee -a "$out"
 # peers.py times no causal d64 attention; issue 8's bar compares it too.
