@@ -276,8 +276,8 @@ void GpuEmitter::emit_assert(const AssertNode *n) {
 }
 
 void GpuEmitter::emit_barrier(const BarrierNode *n) {
-  if (n->cluster)
-    cluster_coordinates(); // (throws: a target without clusters)
+  if (n->cluster) // (a target with clusters prints its own)
+    throw std::logic_error("codegen: kernel '" + k_.display_name + "' has a barrier of its cluster, which this target lacks");
   line("__syncthreads();");
 }
 
