@@ -6,7 +6,7 @@
 // REQUIRES: nvcc
 // RUN: rm -rf %t && mkdir %t
 // RUN: %tile-cxx -c -std=c++20 -I%S/../../../../examples -fplugin-arg-tile-targets=cuda:sm_90a \
-// RUN:   -fplugin-arg-tile-overlap-gemms=on -fplugin-arg-tile-remarks -fplugin-arg-tile-cache=%t/cache \
+// RUN:   -fplugin-arg-tile-overlap-gemms=on -fplugin-arg-tile-remarks \
 // RUN:   -fplugin-arg-tile-emit-source=%t %s -o %t/a.o 2>&1 | FileCheck %s --check-prefix=REMARKS
 // REMARKS-COUNT-8: remark: [cuda:sm_90a] gemm overlapped with the next iteration: issued after that iteration's first gemm, it runs while 7 of the 9 statements between them do, and is waited for before those that touch 'acc', 'p'
 // RUN: %nvcc -c -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I%t %t/attention-ptxas.cu -o %t/dev.o \
@@ -16,7 +16,7 @@
 // each also on a persistent grid: the same of ptxas.
 // RUN: rm -rf %t && mkdir %t
 // RUN: %tile-cxx -c -std=c++20 -I%S/../../../../examples -fplugin-arg-tile-targets=cuda:sm_90a -DATTENTION_PERSISTENT=true \
-// RUN:   -fplugin-arg-tile-pingpong=on -fplugin-arg-tile-remarks -fplugin-arg-tile-cache=%t/cache \
+// RUN:   -fplugin-arg-tile-pingpong=on -fplugin-arg-tile-remarks \
 // RUN:   -fplugin-arg-tile-emit-source=%t %s -o %t/a.o 2>&1 | FileCheck %s --check-prefix=PINGPONG
 // PINGPONG-COUNT-8: remark: [cuda:sm_90a] persistent grid: at most one block an SM
 // RUN: %nvcc -c -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I%t %t/attention-ptxas.cu -o %t/dev.o \
@@ -27,7 +27,7 @@
 // RUN: rm -rf %t && mkdir %t
 // RUN: %tile-cxx -c -std=c++20 -I%S/../../../../examples -fplugin-arg-tile-targets=cuda:sm_90a -DATTENTION_PERSISTENT=true \
 // RUN:   -fplugin-arg-tile-pingpong=on -fplugin-arg-tile-bulk-store=on -fplugin-arg-tile-remarks \
-// RUN:   -fplugin-arg-tile-cache=%t/cache -fplugin-arg-tile-emit-source=%t %s -o %t/a.o 2>&1 \
+// RUN:   -fplugin-arg-tile-emit-source=%t %s -o %t/a.o 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BULK-STORE
 // BULK-STORE-COUNT-6: remark: [cuda:sm_90a] copy into 'O' by bulk tensor stores (TMA, {{[12]}} box{{(es)?}} of 128x64) from shared 'O_tile'
 // BULK-STORE-COUNT-2: remark: [cuda:sm_90a] copy into 'O' not a bulk tensor store: its shared tile of 32768 bytes does not fit

@@ -202,7 +202,7 @@
 // PTX (bulk tensor stores, their commit and wait) and ptxas (no spills).
 // RUN: rm -rf %t && mkdir %t
 // RUN: %tile-cxx -c -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-bulk-store=on -fplugin-arg-tile-multicast=off -fplugin-arg-tile-pingpong=on \
-// RUN:   -fplugin-arg-tile-cache=%t/cache -fplugin-arg-tile-emit-source=%t %s -o %t/bs.o
+// RUN:   -fplugin-arg-tile-emit-source=%t %s -o %t/bs.o
 // RUN: FileCheck %s --check-prefix=SRC < %t/bulk-store.cu
 // SRC: const __grid_constant__ tile_cuda::tensor_map tensor_map2, const int32_t maps_missing) {
 // SRC: if ((maps_missing & 4) == 0) {

@@ -7,7 +7,7 @@
 // REQUIRES: nvcc
 // RUN: rm -rf %t && mkdir %t
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-gemm=mma -fplugin-arg-tile-emit-source=%t %s
-// RUN: %tile-cxx -c -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-gemm=mma -fplugin-arg-tile-cache=%t/cache -fplugin-arg-tile-emit-source=%t %s -o %t/mma.o
+// RUN: %tile-cxx -c -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-gemm=mma -fplugin-arg-tile-emit-source=%t %s -o %t/mma.o
 // RUN: %nvcc -ptx -std=c++17 -gencode=arch=compute_80,code=sm_80 -I%t %t/mma.cu -o - | FileCheck %s --check-prefix=PTX
 // RUN: %nvcc -ptx -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I%t %t/mma.cu -o - | FileCheck %s --check-prefix=PTX
 // PTX: ldmatrix.sync.aligned.m8n8.x4

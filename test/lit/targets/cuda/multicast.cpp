@@ -82,7 +82,7 @@
 // barrier and the warps' arrivals on the other block's barriers; the manifest asks for
 // clusters of 2; nvcc compiles it.
 // RUN: rm -rf %t && mkdir %t
-// RUN: %tile-cxx -c -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-cache=%t/cache -fplugin-arg-tile-bulk-store=off -fplugin-arg-tile-multicast=on \
+// RUN: %tile-cxx -c -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-bulk-store=off -fplugin-arg-tile-multicast=on \
 // RUN:   -fplugin-arg-tile-emit-source=%t %s -o %t/m.o
 // RUN: FileCheck %s --check-prefix=SRC < %t/multicast.cu
 // SRC: const tile_cuda::cluster_place cluster = tile_cuda::cluster_place_of(8);

@@ -36,7 +36,7 @@
 // REQUIRES: nvcc
 // RUN: rm -rf %t && mkdir %t
 // RUN: %tile-cxx -c -std=c++20 -I%S/../../../../examples -fplugin-arg-tile-targets=cuda:sm_90a \
-// RUN:   -fplugin-arg-tile-cache=%t/cache -fplugin-arg-tile-emit-source=%t %s -o %t/a.o
+// RUN:   -fplugin-arg-tile-emit-source=%t %s -o %t/a.o
 // RUN: %nvcc -c -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I%t %t/occupancy.cu -o %t/dev.o -Xptxas -v 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=PTXAS --implicit-check-not=serialized --implicit-check-not=injected \
 // RUN:     --implicit-check-not=spill

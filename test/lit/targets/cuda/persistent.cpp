@@ -140,7 +140,7 @@
 // persistent (between the maps and the fallback); the PTX takes tiles by a global atomic
 // add; ptxas spills nothing.
 // RUN: rm -rf %t && mkdir %t
-// RUN: %tile-cxx -fplugin-arg-tile-bulk-store=off -c -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-cache=%t/cache \
+// RUN: %tile-cxx -fplugin-arg-tile-bulk-store=off -c -fplugin-arg-tile-targets=cuda:sm_90a \
 // RUN:   -fplugin-arg-tile-emit-source=%t %s -o %t/p.o
 // RUN: FileCheck %s --check-prefix=SRC < %t/persistent.cu
 // SRC: tile_cuda_{{.*}}p_gemm{{.*}}(const tile_cuda::tensor_arg A_arg, const tile_cuda::tensor_arg B_arg, const tile_cuda::tensor_arg C_arg, const __grid_constant__ tile_cuda::tensor_map tensor_map0, const __grid_constant__ tile_cuda::tensor_map tensor_map1, unsigned *__restrict__ tile_count)

@@ -8,7 +8,7 @@
 // RUN:   | FileCheck %s
 // RUN: %tile-cxx -fsyntax-only -Xclang -verify -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-remarks %s
 // RUN: rm -rf %t && mkdir %t
-// RUN: %tile-cxx -c -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-cache=%t/cache -fplugin-arg-tile-emit-source=%t %s -o %t/layouts.o
+// RUN: %tile-cxx -c -fplugin-arg-tile-targets=cuda -fplugin-arg-tile-emit-source=%t %s -o %t/layouts.o
 // RUN: %nvcc -ptx -std=c++17 -gencode=arch=compute_80,code=sm_80 -I%t %t/shared-layouts.cu -o - | FileCheck %s --check-prefix=PTX
 // RUN: %nvcc -ptx -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I%t %t/shared-layouts.cu -o - | FileCheck %s --check-prefix=PTX
 // REQUIRES: nvcc

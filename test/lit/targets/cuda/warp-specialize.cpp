@@ -163,7 +163,7 @@
 // The generated CUDA: tensor maps after the parameters, a named barrier for the consumers,
 // the fallback entry; the manifest lists the maps and the fallback; PTX through nvcc.
 // RUN: rm -rf %t && mkdir %t
-// RUN: %tile-cxx -fplugin-arg-tile-bulk-store=off -fplugin-arg-tile-multicast=off -c -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-cache=%t/cache \
+// RUN: %tile-cxx -fplugin-arg-tile-bulk-store=off -fplugin-arg-tile-multicast=off -c -fplugin-arg-tile-targets=cuda:sm_90a \
 // RUN:   -fplugin-arg-tile-overlap-gemms=on -fplugin-arg-tile-emit-source=%t %s -o %t/ws.o
 // RUN: FileCheck %s --check-prefix=SRC < %t/warp-specialize.cu
 // SRC: __launch_bounds__(384, 1) tile_cuda_{{.*}}gemm{{.*}}(const tile_cuda::tensor_arg A_arg, const tile_cuda::tensor_arg B_arg, const tile_cuda::tensor_arg C_arg, const __grid_constant__ tile_cuda::tensor_map tensor_map0, const __grid_constant__ tile_cuda::tensor_map tensor_map1)

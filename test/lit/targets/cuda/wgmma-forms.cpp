@@ -31,7 +31,7 @@
 // CHECK: wgmma_m64n8k16.f16(
 // REQUIRES: nvcc
 // RUN: rm -rf %t && mkdir %t
-// RUN: %tile-cxx -c -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-cache=%t/cache \
+// RUN: %tile-cxx -c -fplugin-arg-tile-targets=cuda:sm_90a \
 // RUN:   -fplugin-arg-tile-emit-source=%t %s -o %t/forms.o
 // RUN: %nvcc -c -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I%t %t/wgmma-forms.cu -o %t/dev.o -Xptxas -v 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=PTXAS --implicit-check-not=serialized --implicit-check-not=injected \

@@ -12,7 +12,7 @@
 // Element offsets are byte offsets here: 32 of K a step is two 16-byte chunks, swizzled.
 // CHECK: wgmma_m64n128k32.f8e4m3.f8e5m2(acc[{{.*}}] += desc(As + {{.*}}((ks * 32 / 16 ^ {{.*}}) * 16 + ks * 32 % 16)), k-major, swizzle 128, lbo 16, sbo 1024) * desc(Bs + {{.*}}((ks * 32 / 16 ^ 0) * 16 + ks * 32 % 16), k-major, swizzle 128, lbo 16, sbo 1024), accumulate 1)
 // RUN: rm -rf %t && mkdir %t
-// RUN: %tile-cxx -c -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-cache=%t/cache \
+// RUN: %tile-cxx -c -fplugin-arg-tile-targets=cuda:sm_90a \
 // RUN:   -fplugin-arg-tile-emit-source=%t %s -o %t/fp8.o
 // RUN: %nvcc -ptx -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I%t %t/wgmma-fp8.cu -o - | FileCheck %s --check-prefix=PTX
 // PTX: wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e5m2

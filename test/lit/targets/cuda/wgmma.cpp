@@ -56,7 +56,7 @@
 // ALIGN-NEXT: tile_cuda::assert_fail("mm", "shared memory does not start at a multiple of 1024 bytes");
 // REQUIRES: nvcc
 // RUN: rm -rf %t && mkdir %t
-// RUN: %tile-cxx -c -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-gemm=wgmma -fplugin-arg-tile-cache=%t/cache \
+// RUN: %tile-cxx -c -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-gemm=wgmma \
 // RUN:   -fplugin-arg-tile-emit-source=%t %s -o %t/wgmma.o
 // RUN: %nvcc -ptx -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I%t %t/wgmma.cu -o - | FileCheck %s --check-prefix=PTX
 // PTX: fence.proxy.async.shared::cta
