@@ -1,5 +1,6 @@
 #include "ir/Verifier.h"
 
+#include <algorithm>
 #include <set>
 
 #include "ir/Printer.h"
@@ -297,9 +298,19 @@ public:
     check_buffer(tile, what);
     auto sl = kernel->shared_layouts.find(tile.get());
     const int swizzle = sl == kernel->shared_layouts.end() ? 0 : sl->second.swizzle_bytes;
-    // In a swizzle from a multiple of 8 of its spans, or in dense rows.
-    const bool dense = swizzle == 0 && (sl == kernel->shared_layouts.end() ||
-                                        (sl->second.pitch == tile->extent(tile->rank() - 1) && sl->second.slab == 0));
+    // In a swizzle from a multiple of 8 of its spans, or in dense rows (a box of one row
+    // may be written into a row padded past the tile: a one-dimensional tile's stages).
+    const bool one_row = map >= 0 && size_t(map) < kernel->tensor_maps.size() &&
+                         !kernel->tensor_maps[size_t(map)].box.empty() &&
+                         std::all_of(kernel->tensor_maps[size_t(map)].box.begin(),
+                                     kernel->tensor_maps[size_t(map)].box.end() - 1,
+                                     [](std::int64_t e) { return e == 1; });
+    const bool dense =
+        swizzle == 0 &&
+        (sl == kernel->shared_layouts.end() ||
+         (sl->second.slab == 0 && (sl->second.pitch == tile->extent(tile->rank() - 1) ||
+                                   (one_row && sl->second.pitch >= kernel->tensor_maps[size_t(map)].box.back() &&
+                                    sl->second.pitch >= tile->extent(tile->rank() - 1)))));
     if (tile->scope != Scope::Shared || (!dense && (swizzle == 0 || sl->second.alignment < 8 * swizzle)))
       fail(std::string(what) + " of '" + tile->name +
            "', which is not a shared tile in dense rows or in a swizzle from a multiple of 8 of its spans");

@@ -135,8 +135,11 @@ struct BulkCopyPlan {
   const CopyNode *copy;
   int param = -1;
   std::int64_t rows = 0, box_cols = 0, boxes = 0; // boxes of rows x box_cols, side by side
-  std::int64_t bytes = 0;                         // of the whole tile
+  std::int64_t bytes = 0;                         // of the whole tile (of its box, where wider)
   int swizzle = 0;                                // the tile's (bytes: each box's row)
+  /// 0, or the elements from one stage of a one-dimensional tile to the next: its box
+  /// (widened to the copy engine's row) padded to the boundary bulk copies write to.
+  std::int64_t stage_pitch = 0;
 };
 
 /// A loop's copy that the two blocks of a cluster load half each, for both (multicast):
@@ -757,8 +760,9 @@ private:
     return -1;
   }
 
-  /// Whether copy `c` can be bulk tensor copies; `why` says why not.
-  std::optional<BulkCopyPlan> plan_copy(const CopyNode *c, std::string &why) const {
+  /// Whether copy `c` can be bulk tensor copies; `why` says why not. `staged`: its tile
+  /// gets pipeline stages, whose pitch a one-dimensional tile may pad.
+  std::optional<BulkCopyPlan> plan_copy(const CopyNode *c, std::string &why, bool staged) const {
     const Region &src = c->src, &dst = c->dst;
     const BufferNode *d = dst.buffer.get();
     const std::string name = "'" + d->name + "'";
@@ -797,6 +801,21 @@ private:
       if (sl != k_.shared_layouts.end() && (sl->second.pitch != cols || sl->second.slab != 0))
         return why = "the tile " + name + " is stored with padded rows, which the copy engine does not write",
                std::nullopt;
+      if (staged && rank == 1 && elem <= t_.bulk_copy_row_bytes && t_.shared_alignment % t_.bulk_copy_alignment == 0) {
+        // A one-dimensional tile's stages: a box of whole copy-engine rows (the elements past
+        // the tile are read too, or zero past the tensor's end, and never used), each stage
+        // starting on the boundary bulk copies write to.
+        const std::int64_t row = t_.bulk_copy_row_bytes / elem, box = (cols + row - 1) / row * row;
+        const std::int64_t line = t_.bulk_copy_alignment / elem;
+        if (box <= t_.bulk_copy_box && t_.bulk_copy_alignment % elem == 0 &&
+            (box != cols || cols * elem % t_.bulk_copy_alignment != 0)) {
+          p.box_cols = box;
+          p.boxes = 1;
+          p.bytes = box * elem;
+          p.stage_pitch = (box + line - 1) / line * line;
+          return p;
+        }
+      }
       if (cols * elem % t_.bulk_copy_row_bytes != 0 || cols > t_.bulk_copy_box)
         return why = "the rows of the tile " + name + " are " + std::to_string(cols * elem) +
                      " bytes (a bulk copy's box takes rows of a multiple of " +
@@ -1306,7 +1325,7 @@ private:
           (consumers.empty() || (!touched_before(c->dst.buffer.get()) && producer_computes(c) &&
                                  c->src.buffer->read_only))) {
         std::string why;
-        auto p = plan_copy(c, why);
+        auto p = plan_copy(c, why, /*staged=*/true);
         if (!p && consumers.empty())
           return refuse_loop(loop, why);
         if (p) {
@@ -1587,7 +1606,7 @@ private:
       if (!declared_top.count(d) || plan.filled.count(d) || prologue_bufs.count(d))
         continue;
       std::string why;
-      std::optional<BulkCopyPlan> p = plan_copy(c, why);
+      std::optional<BulkCopyPlan> p = plan_copy(c, why, /*staged=*/false);
       if (!p)
         continue;
       bool other = false;
@@ -1742,14 +1761,16 @@ private:
     for (const BulkCopyPlan &p : r.prologue)
       first_names += (first_names.empty() ? "'" : ", '") + p.copy->dst.buffer->name + "'";
     // "128-byte swizzle", "64- and 128-byte swizzles", "128-byte swizzle; 'lse_s' in dense rows"
+    // ("'small' in stages padded to multiples of 128 bytes": one-dimensional tiles' stages.)
     std::set<int> swizzles;
-    std::string dense;
+    std::string dense, padded;
     for (const std::vector<BulkCopyPlan> *ps : {&r.copies, &r.prologue})
       for (const BulkCopyPlan &p : *ps)
         if (p.swizzle)
           swizzles.insert(p.swizzle);
         else
-          dense += (dense.empty() ? "'" : ", '") + p.copy->dst.buffer->name + "'";
+          (p.stage_pitch ? padded : dense) += std::string((p.stage_pitch ? padded : dense).empty() ? "'" : ", '") +
+                                              p.copy->dst.buffer->name + "'";
     std::string swizzled;
     for (int sw : swizzles)
       swizzled += (swizzled.empty() ? "" : sw == *swizzles.rbegin() ? " and " : ", ") + std::to_string(sw) +
@@ -1758,6 +1779,9 @@ private:
       swizzled += "s";
     if (!dense.empty())
       swizzled += (swizzled.empty() ? "" : "; ") + dense + " in dense rows";
+    if (!padded.empty())
+      swizzled += (swizzled.empty() ? "" : "; ") + padded + " in stages padded to multiples of " +
+                  std::to_string(t_.bulk_copy_alignment) + " bytes";
     k_.remarks.push_back(
         {r.loop->loc, "pipelined loop: " + std::to_string(r.S) + " stages, the copies into " + names +
                         (r.prologue.empty() ? "" : " (and before it into " + first_names + ")") +
@@ -1856,6 +1880,8 @@ private:
     for (const BulkCopyPlan &p : copies) { // in the program's order
       const BufferNode *b = p.copy->dst.buffer.get();
       r.base.staged[b] = staged_buffer(k_, b, S);
+      if (p.stage_pitch) // B[n] staged as B[S, n], its rows (the stages) stage_pitch apart
+        k_.shared_layouts[r.base.staged[b].get()] = SharedLayout{p.stage_pitch};
       staged_decls.push_back(decl_buffer(r.base.staged[b]));
     }
     for (const Stmt &s : before) // the prologue's tiles: the producer writes them too

@@ -218,7 +218,12 @@ template <int Rank>
 __device__ __forceinline__ void bulk_tensor_load(void *dst, const void *map, uint64_t *bar, const int (&c)[Rank]) {
   const unsigned d = detail::smem_address(dst), b = detail::smem_address(bar);
   const uint64_t m = reinterpret_cast<uint64_t>(map);
-  if constexpr (Rank == 2)
+  if constexpr (Rank == 1)
+    asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2}], "
+                 "[%3];\n" ::"r"(d),
+                 "l"(m), "r"(c[0]), "r"(b)
+                 : "memory");
+  else if constexpr (Rank == 2)
     asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], "
                  "[%4];\n" ::"r"(d),
                  "l"(m), "r"(c[0]), "r"(c[1]), "r"(b)
@@ -229,7 +234,7 @@ __device__ __forceinline__ void bulk_tensor_load(void *dst, const void *map, uin
                  "l"(m), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(b)
                  : "memory");
   else {
-    static_assert(Rank == 4, "bulk tensor copies of rank 2 to 4");
+    static_assert(Rank == 4, "bulk tensor copies of rank 1 to 4");
     asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, "
                  "%4, %5}], [%6];\n" ::"r"(d),
                  "l"(m), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(b)
@@ -277,7 +282,12 @@ __device__ __forceinline__ void bulk_tensor_load_multicast(void *dst, const void
   const unsigned d = detail::smem_address(dst), b = detail::smem_address(bar);
   const uint64_t m = reinterpret_cast<uint64_t>(map);
   const unsigned short cta_mask = (unsigned short)mask;
-  if constexpr (Rank == 2) {
+  if constexpr (Rank == 1) {
+    asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], "
+                 "[%1, {%3}], [%2], %4;\n" ::"r"(d),
+                 "l"(m), "r"(b), "r"(c[0]), "h"(cta_mask)
+                 : "memory");
+  } else if constexpr (Rank == 2) {
     asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], "
                  "[%1, {%3, %4}], [%2], %5;\n" ::"r"(d),
                  "l"(m), "r"(b), "r"(c[0]), "r"(c[1]), "h"(cta_mask)
@@ -288,7 +298,7 @@ __device__ __forceinline__ void bulk_tensor_load_multicast(void *dst, const void
                  "l"(m), "r"(b), "r"(c[0]), "r"(c[1]), "r"(c[2]), "h"(cta_mask)
                  : "memory");
   } else {
-    static_assert(Rank == 4, "bulk tensor copies of rank 2 to 4");
+    static_assert(Rank == 4, "bulk tensor copies of rank 1 to 4");
     asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], "
                  "[%1, {%3, %4, %5, %6}], [%2], %7;\n" ::"r"(d),
                  "l"(m), "r"(b), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "h"(cta_mask)
