@@ -135,10 +135,10 @@ struct BulkCopyPlan {
   const CopyNode *copy;
   int param = -1;
   std::int64_t rows = 0, box_cols = 0, boxes = 0; // boxes of rows x box_cols, side by side
-  std::int64_t bytes = 0;                         // of the whole tile (of its box, where wider)
+  std::int64_t bytes = 0;                         // of the whole tile
   int swizzle = 0;                                // the tile's (bytes: each box's row)
-  /// 0, or the elements from one stage of a one-dimensional tile to the next: its box
-  /// (widened to the copy engine's row) padded to the boundary bulk copies write to.
+  /// 0, or the elements from one stage of a one-dimensional tile to the next: the tile
+  /// padded to the boundary bulk copies write to.
   std::int64_t stage_pitch = 0;
 };
 
@@ -801,20 +801,16 @@ private:
       if (sl != k_.shared_layouts.end() && (sl->second.pitch != cols || sl->second.slab != 0))
         return why = "the tile " + name + " is stored with padded rows, which the copy engine does not write",
                std::nullopt;
-      if (staged && rank == 1 && elem <= t_.bulk_copy_row_bytes && t_.shared_alignment % t_.bulk_copy_alignment == 0) {
-        // A one-dimensional tile's stages: a box of whole copy-engine rows (the elements past
-        // the tile are read too, or zero past the tensor's end, and never used), each stage
-        // starting on the boundary bulk copies write to.
-        const std::int64_t row = t_.bulk_copy_row_bytes / elem, box = (cols + row - 1) / row * row;
+      if (staged && rank == 1 && cols * elem % t_.bulk_copy_row_bytes == 0 && cols <= t_.bulk_copy_box &&
+          p.bytes % t_.bulk_copy_alignment != 0 && t_.bulk_copy_alignment % elem == 0 &&
+          t_.shared_alignment % t_.bulk_copy_alignment == 0) {
+        // A one-dimensional tile's stages, each padded to start on the boundary bulk copies
+        // write to.
         const std::int64_t line = t_.bulk_copy_alignment / elem;
-        if (box <= t_.bulk_copy_box && t_.bulk_copy_alignment % elem == 0 &&
-            (box != cols || cols * elem % t_.bulk_copy_alignment != 0)) {
-          p.box_cols = box;
-          p.boxes = 1;
-          p.bytes = box * elem;
-          p.stage_pitch = (box + line - 1) / line * line;
-          return p;
-        }
+        p.box_cols = cols;
+        p.boxes = 1;
+        p.stage_pitch = (cols + line - 1) / line * line;
+        return p;
       }
       if (cols * elem % t_.bulk_copy_row_bytes != 0 || cols > t_.bulk_copy_box)
         return why = "the rows of the tile " + name + " are " + std::to_string(cols * elem) +

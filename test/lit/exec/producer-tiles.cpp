@@ -2,8 +2,8 @@
 // one-dimensional tile (a bias or log-sum-exp vector of the key block), a tile of narrow
 // dense rows (32 bytes), and copies written after other statements of the body (TileLang's
 // backward copies lse and dO between its gemms), which the producer issues with the
-// iteration's first ones, and one-dimensional tiles of 64 and 8 bytes (boxes of whole
-// 16-byte rows, stages padded to 128 bytes). Each kernel runs where the tensors take tensor maps (the entry with
+// iteration's first ones, and one-dimensional tiles of 64 and 16 bytes (stages padded to
+// 128 bytes). Each kernel runs where the tensors take tensor maps (the entry with
 // the producer) and where one of them does not (a vector whose rows are not a multiple of 16
 // bytes apart: the fallback entry), on sizes that divide no tile, against float64. And the
 // backward pass of attention as TileLang's example_mha_bwd writes it (dK and dV of a key
@@ -73,27 +73,27 @@ template <bool Hoisted>
   T::copy(acc, O.at(bx * 64, 0));
 }
 
-/// O[i, j] = sum over key blocks kb < blocks of (Q K_kb^T)(i, j) * g(kb * 16 + j / 4) * c(2 kb)
-/// + c(2 kb + 1): one-dimensional tiles of 64 bytes (a scale for each 4 keys) and of 8 bytes
-/// (two coefficients a block), which the producer loads in boxes of 16-byte rows into
-/// stages padded to 128 bytes. Q [M, 64], K [N, 64], g and c vectors.
+/// O[i, j] = sum over key blocks kb < blocks of (Q K_kb^T)(i, j) * g(kb * 16 + j / 4) * c(4 kb)
+/// + c(4 kb + 3): one-dimensional tiles of 64 bytes (a scale for each 4 keys) and of 16 bytes
+/// (four coefficients a block), which the producer loads into stages padded to 128 bytes.
+/// Q [M, 64], K [N, 64], g and c vectors.
 [[tile::kernel]] void small_vectors(T::tensor<const bf16, 2> Q, T::tensor<const bf16, 2> K,
                                     T::tensor<const float, 1> g, T::tensor<const float, 1> c, T::tensor<float, 2> O,
                                     int blocks) {
   auto [bx] = T::grid(T::ceildiv(Q.size(0), 64), T::threads(128));
   T::shared<bf16, 64, 64> Qs, Ks;
   T::shared<float, 16> gs;
-  T::shared<float, 2> cs;
+  T::shared<float, 4> cs;
   T::fragment<float, 64, 64> s, acc;
   T::copy(Q.at(bx * 64, 0), Qs);
   T::clear(acc);
   for (int kb : T::pipelined(blocks, T::stages(3))) {
     T::copy(K.at(kb * 64, 0), Ks);
     T::copy(g.at(kb * 16), gs);
-    T::copy(c.at(kb * 2), cs);
+    T::copy(c.at(kb * 4), cs);
     T::gemm(Qs, Ks, s, {.transpose_b = true, .clear_accum = true});
     for (auto [i, j] : T::parallel(64, 64))
-      acc(i, j) += s(i, j) * gs(j / 4) * cs(0) + cs(1);
+      acc(i, j) += s(i, j) * gs(j / 4) * cs(0) + cs(3);
   }
   T::copy(acc, O.at(bx * 64, 0));
 }
@@ -140,11 +140,11 @@ template <bool Hoisted> void run_biased(const char *name, int M, int N, int bloc
 }
 
 /// small_vectors on M queries, N keys and `blocks` key blocks; g holds `gn` scales, c
-/// 2 * blocks coefficients, from `shift` floats past a 16-byte boundary (1: no tensor map
+/// 4 * blocks coefficients, from `shift` floats past a 16-byte boundary (1: no tensor map
 /// takes g, the fallback entry runs).
 void run_small_vectors(const char *name, int M, int N, int blocks, int gn, int shift) {
   auto q = check::random<bf16>(std::size_t(M) * 64), k = check::random<bf16>(std::size_t(N) * 64);
-  auto g = check::random<float>(std::size_t(gn + shift), 0.5, 1.5), c = check::random<float>(std::size_t(2 * blocks));
+  auto g = check::random<float>(std::size_t(gn + shift), 0.5, 1.5), c = check::random<float>(std::size_t(4 * blocks));
   std::vector<double> ref(std::size_t(M) * 64, 0.0);
   for (int i = 0; i < M; ++i)
     for (int kb = 0; kb < blocks; ++kb)
@@ -154,10 +154,10 @@ void run_small_vectors(const char *name, int M, int N, int blocks, int gn, int s
         for (int d = 0; n < N && d < 64; ++d)
           dot += check::value(q[std::size_t(i) * 64 + d]) * check::value(k[std::size_t(n) * 64 + d]);
         const double scale = gi < gn ? g[std::size_t(gi + shift)] : 0.0;
-        ref[std::size_t(i) * 64 + j] += dot * scale * c[std::size_t(2 * kb)] + c[std::size_t(2 * kb + 1)];
+        ref[std::size_t(i) * 64 + j] += dot * scale * c[std::size_t(4 * kb)] + c[std::size_t(4 * kb + 3)];
       }
   auto Qd = check::upload(q, {M, 64}), Kd = check::upload(k, {N, 64});
-  auto Gd = check::upload(g, {gn + shift}), Cd = check::upload(c, {2 * blocks});
+  auto Gd = check::upload(g, {gn + shift}), Cd = check::upload(c, {4 * blocks});
   T::tensor<const float, 1> G(Gd.data() + shift, {gn}, {1});
   auto O = check::upload(check::poisoned<float>(std::size_t(M) * 64), {M, 64});
   small_vectors(Qd, Kd, G, Cd, O, blocks);

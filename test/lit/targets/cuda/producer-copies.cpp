@@ -1,18 +1,18 @@
 // warp-specialize's producer copies on sm_90a: besides wgmma's swizzled operands, the
 // producer moves one-dimensional tiles (a key block's log-sum-exp) and tiles in dense rows
-// (no swizzle: one box of the whole tile, its stages on 128-byte boundaries; a one-
-// dimensional tile's box widened to 16-byte rows and its stages padded to them), and copies
+// (no swizzle: one box of the whole tile, its stages on 128-byte boundaries, to which a
+// one-dimensional tile's stages are padded), and copies
 // written after other statements of the body where no statement before them touches their
 // tile and the producer can compute their offsets (they are issued with the iteration's
 // first ones). A copy the copy engine cannot make refuses the loop where it starts the body,
 // and stays with the consumers where it comes later; each refusal says which rule (IR: multicast=off).
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-remarks %s 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=REMARKS
-// REMARKS-DAG: producer-copies.cpp:74:3: remark: [cuda:sm_90a] pipelined loop: 2 stages, the copies into 'Ks', 'lse_s', 'w_s' are bulk tensor copies (TMA, 128-byte swizzle; 'lse_s', 'w_s' in dense rows) by a producer warpgroup of 128 threads
-// REMARKS-DAG: producer-copies.cpp:94:3: remark: [cuda:sm_90a] pipelined loop: 2 stages, the copies into 'Ks', 'lse_s', 'Vs' are bulk tensor copies (TMA, 128-byte swizzle; 'lse_s' in dense rows)
-// REMARKS-DAG: producer-copies.cpp:115:3: remark: [cuda:sm_90a] pipelined loop: 2 stages, the copies into 'Ks' are bulk tensor copies (TMA, 128-byte swizzle)
-// REMARKS-DAG: producer-copies.cpp:138:3: remark: [cuda:sm_90a] pipelined loop not warp-specialized: the rows of the tile 'narrow' are 8 bytes (a bulk copy's box takes rows of a multiple of 16 bytes, at most 256 elements)
-// REMARKS-DAG: producer-copies.cpp:157:3: remark: [cuda:sm_90a] pipelined loop: 2 stages, the copies into 'Ks', 'small', 'tiny' are bulk tensor copies (TMA, 128-byte swizzle; 'small', 'tiny' in stages padded to multiples of 128 bytes) by a producer warpgroup of 128 threads
+// REMARKS-DAG: producer-copies.cpp:73:3: remark: [cuda:sm_90a] pipelined loop: 2 stages, the copies into 'Ks', 'lse_s', 'w_s' are bulk tensor copies (TMA, 128-byte swizzle; 'lse_s', 'w_s' in dense rows) by a producer warpgroup of 128 threads
+// REMARKS-DAG: producer-copies.cpp:93:3: remark: [cuda:sm_90a] pipelined loop: 2 stages, the copies into 'Ks', 'lse_s', 'Vs' are bulk tensor copies (TMA, 128-byte swizzle; 'lse_s' in dense rows)
+// REMARKS-DAG: producer-copies.cpp:114:3: remark: [cuda:sm_90a] pipelined loop: 2 stages, the copies into 'Ks' are bulk tensor copies (TMA, 128-byte swizzle)
+// REMARKS-DAG: producer-copies.cpp:137:3: remark: [cuda:sm_90a] pipelined loop not warp-specialized: the rows of the tile 'narrow' are 8 bytes (a bulk copy's box takes rows of a multiple of 16 bytes, at most 256 elements)
+// REMARKS-DAG: producer-copies.cpp:156:3: remark: [cuda:sm_90a] pipelined loop: 2 stages, the copies into 'Ks', 'small', 'tiny' are bulk tensor copies (TMA, 128-byte swizzle; 'small', 'tiny' in stages padded to multiples of 128 bytes) by a producer warpgroup of 128 threads
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-multicast=off -fplugin-arg-tile-print-after=warp-specialize %s 2>&1 \
 // RUN:   | FileCheck %s
 // A one-dimensional tile: a box of 1 x 64 of a [B, S] tensor in no swizzle, each stage 256
@@ -46,16 +46,15 @@
 // CHECK-NEXT: }
 // CHECK: copy(lse[b, kb * 64 +: 64], lse_s)
 // CHECK: copy(V[row +: 64, 0 +: 64], Vs)
-// One-dimensional tiles of 64 and 8 bytes: boxes of 16 and 4 floats (the copy engine's
-// 16-byte rows; the tiny tile's box reads two floats past it), each stage 128 bytes on.
+// One-dimensional tiles of 64 and 16 bytes, each stage 128 bytes on.
 // CHECK-LABEL: kernel small_tile(
 // CHECK-NEXT: tensor_map1(w, box 16, swizzle 0) tensor_map2(w, box 4, swizzle 0)
 // CHECK: shared small: f32[2, 16] rows of 32
-// CHECK: shared tiny: f32[2, 2] rows of 32
+// CHECK: shared tiny: f32[2, 4] rows of 32
 // CHECK: mbarrier_arrive_expect_tx(barriers[it % 2], bytes 8272)
 // CHECK: bulk_copy(small + it % 2 * 32 <- tensor_map1[it * 16], barriers[it % 2])
-// CHECK-NEXT: bulk_copy(tiny + it % 2 * 32 <- tensor_map2[it * 2 + 1], barriers[it % 2])
-// CHECK: small[it.1 % 2, j % 16] * tiny[it.1 % 2, j % 2]
+// CHECK-NEXT: bulk_copy(tiny + it % 2 * 32 <- tensor_map2[it * 4], barriers[it % 2])
+// CHECK: small[it.1 % 2, j % 16] * tiny[it.1 % 2, j % 4]
 
 #include <tile/tile.h>
 namespace T = tile;
@@ -150,17 +149,17 @@ using T::bf16;
   auto [bx] = T::grid(T::ceildiv(Q.size(0), 64), T::threads(128));
   T::shared<bf16, 64, 64> Qs, Ks;
   T::shared<float, 16> small;
-  T::shared<float, 2> tiny;
+  T::shared<float, 4> tiny;
   T::fragment<float, 64, 64> s, acc;
   T::copy(Q.at(bx * 64, 0), Qs);
   T::clear(acc);
   for (int kb : T::pipelined(T::ceildiv(K.size(0), 64), T::stages(2))) {
     T::copy(K.at(kb * 64, 0), Ks);
     T::copy(w.at(kb * 16), small);
-    T::copy(w.at(kb * 2 + 1), tiny);
+    T::copy(w.at(kb * 4), tiny);
     T::gemm(Qs, Ks, s, {.transpose_b = true, .clear_accum = true});
     for (auto [i, j] : T::parallel(64, 64))
-      acc(i, j) += s(i, j) * small(j % 16) * tiny(j % 2);
+      acc(i, j) += s(i, j) * small(j % 16) * tiny(j % 4);
   }
   T::copy(acc, O.at(bx * 64, 0));
 }
