@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "analysis/Divisibility.h"
 #include "analysis/SharedAccess.h"
 #include "ir/SharedLayout.h"
 #include "ir/Visitor.h"
@@ -786,6 +787,11 @@ private:
     if (src.tile_dims.back() != src.buffer->rank() - 1 || (rank == 2 && src.tile_dims[0] >= src.tile_dims[1]))
       return why = "the copy into " + name + " transposes, or its rows are not along the tensor's last dimension",
              std::nullopt;
+    // (A box whose row starts off a 16-byte boundary of the tensor's row faults on the GPU.)
+    if (analysis::known_divisor(src.begin[size_t(src.tile_dims.back())]) * elem % t_.bulk_copy_row_bytes != 0)
+      return why = "the copy into " + name + " starts at a column not known to be a multiple of " +
+                   std::to_string(t_.bulk_copy_row_bytes) + " bytes into the tensor's rows (a bulk copy's box starts on one)",
+             std::nullopt;
     auto sl = k_.shared_layouts.find(d);
     const int swizzle = sl == k_.shared_layouts.end() ? 0 : sl->second.swizzle_bytes;
     const std::int64_t rows = rank == 2 ? d->extent(0) : 1, cols = d->extent(rank - 1);
@@ -864,6 +870,10 @@ private:
     if (dst.tile_dims[0] >= dst.tile_dims[1] || dst.tile_dims[1] != t->rank() - 1)
       return why = "it transposes, or its rows are not along the tensor's last dimension", std::nullopt;
     const int elem = bytes(t->dtype);
+    if (analysis::known_divisor(dst.begin[size_t(dst.tile_dims[1])]) * elem % t_.bulk_copy_row_bytes != 0)
+      return why = "it starts at a column not known to be a multiple of " + std::to_string(t_.bulk_copy_row_bytes) +
+                   " bytes into the tensor's rows (a bulk store's box starts on one)",
+             std::nullopt;
     const std::int64_t rows = src.buffer->extent(0), cols = src.buffer->extent(1), span = 128 / elem;
     if (cols % span != 0)
       return why = "the tile's rows are " + std::to_string(cols * elem) +

@@ -8,11 +8,14 @@
 // and stays with the consumers where it comes later; each refusal says which rule (IR: multicast=off).
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-remarks %s 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=REMARKS
-// REMARKS-DAG: producer-copies.cpp:73:3: remark: [cuda:sm_90a] pipelined loop: 2 stages, the copies into 'Ks', 'lse_s', 'w_s' are bulk tensor copies (TMA, 128-byte swizzle; 'lse_s', 'w_s' in dense rows) by a producer warpgroup of 128 threads
-// REMARKS-DAG: producer-copies.cpp:93:3: remark: [cuda:sm_90a] pipelined loop: 2 stages, the copies into 'Ks', 'lse_s', 'Vs' are bulk tensor copies (TMA, 128-byte swizzle; 'lse_s' in dense rows)
-// REMARKS-DAG: producer-copies.cpp:114:3: remark: [cuda:sm_90a] pipelined loop: 2 stages, the copies into 'Ks' are bulk tensor copies (TMA, 128-byte swizzle)
-// REMARKS-DAG: producer-copies.cpp:137:3: remark: [cuda:sm_90a] pipelined loop not warp-specialized: the rows of the tile 'narrow' are 8 bytes (a bulk copy's box takes rows of a multiple of 16 bytes, at most 256 elements)
-// REMARKS-DAG: producer-copies.cpp:156:3: remark: [cuda:sm_90a] pipelined loop: 2 stages, the copies into 'Ks', 'small', 'tiny' are bulk tensor copies (TMA, 128-byte swizzle; 'small', 'tiny' in stages padded to multiples of 128 bytes) by a producer warpgroup of 128 threads
+// REMARKS-DAG: producer-copies.cpp:76:3: remark: [cuda:sm_90a] pipelined loop: 2 stages, the copies into 'Ks', 'lse_s', 'w_s' are bulk tensor copies (TMA, 128-byte swizzle; 'lse_s', 'w_s' in dense rows) by a producer warpgroup of 128 threads
+// REMARKS-DAG: producer-copies.cpp:96:3: remark: [cuda:sm_90a] pipelined loop: 2 stages, the copies into 'Ks', 'lse_s', 'Vs' are bulk tensor copies (TMA, 128-byte swizzle; 'lse_s' in dense rows)
+// REMARKS-DAG: producer-copies.cpp:117:3: remark: [cuda:sm_90a] pipelined loop: 2 stages, the copies into 'Ks' are bulk tensor copies (TMA, 128-byte swizzle)
+// REMARKS-DAG: producer-copies.cpp:140:3: remark: [cuda:sm_90a] pipelined loop not warp-specialized: the rows of the tile 'narrow' are 8 bytes (a bulk copy's box takes rows of a multiple of 16 bytes, at most 256 elements)
+// REMARKS-DAG: producer-copies.cpp:159:3: remark: [cuda:sm_90a] pipelined loop: 2 stages, the copies into 'Ks', 'small', 'tiny' are bulk tensor copies (TMA, 128-byte swizzle; 'small', 'tiny' in stages padded to multiples of 128 bytes) by a producer warpgroup of 128 threads
+// A box may start only on a 16-byte boundary of the tensor's rows (elsewhere the copy engine
+// faults: an illegal instruction on the H100); an offset not known to be one refuses.
+// REMARKS-DAG: producer-copies.cpp:175:3: remark: [cuda:sm_90a] pipelined loop not warp-specialized: the copy into 'Ks' starts at a column not known to be a multiple of 16 bytes into the tensor's rows (a bulk copy's box starts on one)
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-multicast=off -fplugin-arg-tile-print-after=warp-specialize %s 2>&1 \
 // RUN:   | FileCheck %s
 // A one-dimensional tile: a box of 1 x 64 of a [B, S] tensor in no swizzle, each stage 256
@@ -162,4 +165,16 @@ using T::bf16;
       acc(i, j) += s(i, j) * small(j % 16) * tiny(j % 4);
   }
   T::copy(acc, O.at(bx * 64, 0));
+}
+
+[[tile::kernel]] void odd_column(T::tensor<const bf16, 2> Q, T::tensor<const bf16, 2> K, T::tensor<float, 2> O) {
+  auto [bx] = T::grid(T::ceildiv(Q.size(0), 64), T::threads(128));
+  T::shared<bf16, 64, 64> Qs, Ks;
+  T::fragment<float, 64, 64> s;
+  T::copy(Q.at(bx * 64, 0), Qs);
+  for (int kb : T::pipelined(T::ceildiv(K.size(0), 64), T::stages(2))) {
+    T::copy(K.at(kb * 64, 4), Ks); // 8 bytes into the rows
+    T::gemm(Qs, Ks, s, {.transpose_b = true});
+  }
+  T::copy(s, O.at(bx * 64, 0));
 }
