@@ -1774,9 +1774,10 @@ private:
       for (const BulkCopyPlan &p : *ps)
         if (p.swizzle)
           swizzles.insert(p.swizzle);
-        else
-          (p.stage_pitch ? padded : dense) += std::string((p.stage_pitch ? padded : dense).empty() ? "'" : ", '") +
-                                              p.copy->dst.buffer->name + "'";
+        else {
+          std::string &names = p.stage_pitch ? padded : dense;
+          names += (names.empty() ? "'" : ", '") + p.copy->dst.buffer->name + "'";
+        }
     std::string swizzled;
     for (int sw : swizzles)
       swizzled += (swizzled.empty() ? "" : sw == *swizzles.rbegin() ? " and " : ", ") + std::to_string(sw) +
