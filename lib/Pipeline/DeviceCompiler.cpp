@@ -148,7 +148,7 @@ std::string sha256_hex(llvm::StringRef bytes) {
   return llvm::toHex(llvm::SHA256::hash(llvm::arrayRefFromStringRef(bytes)), /*LowerCase=*/true);
 }
 
-constexpr llvm::StringLiteral entry_magic = "tile-cache-entry 1";
+constexpr llvm::StringLiteral entry_magic = "tile-cache-entry 2";
 
 } // namespace
 
@@ -222,7 +222,7 @@ std::string compiler_version(const std::string &compiler, unsigned timeout_secon
 
 std::string device_cache_key(const DeviceCompileJob &job, const std::string &version) {
   llvm::SHA256 h;
-  hash_field(h, "tile-device-image 2");
+  hash_field(h, "tile-device-image 3");
   hash_field(h, job.target);
   hash_field(h, version);
   hash_field(h, std::to_string(job.flags.size()));
@@ -241,13 +241,12 @@ std::string device_cache_key(const DeviceCompileJob &job, const std::string &ver
   return llvm::toHex(h.final(), /*LowerCase=*/true);
 }
 
-std::string encode_cache_entry(const std::string &key, const std::string &image) {
-  return entry_magic.str() + "\nkey " + key + "\nsize " + std::to_string(image.size()) + "\nsha256 " +
-         sha256_hex(image) + "\n\n" + image;
+std::string encode_cache_entry(const std::string &key, const std::string &image, const std::string &log) {
+  return entry_magic.str() + "\nkey " + key + "\nsize " + std::to_string(image.size()) + "\nlog " +
+         std::to_string(log.size()) + "\nsha256 " + sha256_hex(image + log) + "\n\n" + image + log;
 }
 
-std::optional<std::string> decode_cache_entry(const std::string &bytes, const std::string &key,
-                                              std::string &problem) {
+std::optional<CacheEntry> decode_cache_entry(const std::string &bytes, const std::string &key, std::string &problem) {
   llvm::StringRef rest(bytes);
   // The next header line, which must start with `name` and a space.
   auto field = [&](llvm::StringRef name) -> std::optional<llvm::StringRef> {
@@ -265,9 +264,10 @@ std::optional<std::string> decode_cache_entry(const std::string &bytes, const st
     problem = bytes.empty() ? "it is empty" : "it is not a tile cache entry";
     return std::nullopt;
   }
-  auto k = field("key"), size = k ? field("size") : std::nullopt, sum = size ? field("sha256") : std::nullopt;
-  std::uint64_t n = 0;
-  if (!sum || size->getAsInteger(10, n) || !rest.consume_front("\n")) {
+  auto k = field("key"), size = k ? field("size") : std::nullopt, log = size ? field("log") : std::nullopt,
+       sum = log ? field("sha256") : std::nullopt;
+  std::uint64_t n = 0, l = 0;
+  if (!sum || size->getAsInteger(10, n) || log->getAsInteger(10, l) || !rest.consume_front("\n")) {
     problem = "its header is damaged";
     return std::nullopt;
   }
@@ -275,15 +275,16 @@ std::optional<std::string> decode_cache_entry(const std::string &bytes, const st
     problem = "it holds the image of another key";
     return std::nullopt;
   }
-  if (rest.size() != n) {
-    problem = "it holds " + std::to_string(rest.size()) + " bytes of an image of " + std::to_string(n);
+  if (rest.size() != n + l) {
+    problem = "it holds " + std::to_string(rest.size()) + " bytes of an image of " + std::to_string(n) +
+              (l ? " and a log of " + std::to_string(l) : "");
     return std::nullopt;
   }
   if (sha256_hex(rest) != *sum) {
     problem = "its image does not match its SHA-256";
     return std::nullopt;
   }
-  return rest.str();
+  return CacheEntry{rest.take_front(n).str(), rest.drop_front(n).str()};
 }
 
 std::string device_source_name(const DeviceCompileJob &job) {
@@ -346,8 +347,9 @@ DeviceCompileResult compile_device_image(const DeviceCompileJob &job) {
   }
   if (std::string bytes; !entry.empty() && read_file(entry, bytes)) {
     std::string problem;
-    if (auto image = decode_cache_entry(bytes, key, problem)) {
-      result.image = std::move(*image);
+    if (auto cached = decode_cache_entry(bytes, key, problem)) {
+      result.image = std::move(cached->image);
+      result.log = std::move(cached->log);
       result.ok = true;
       result.cached = true;
       return result;
@@ -410,7 +412,7 @@ DeviceCompileResult compile_device_image(const DeviceCompileJob &job) {
   }
   result.ok = true;
   if (!entry.empty())
-    if (std::string why = write_atomically(entry, encode_cache_entry(key, result.image)); !why.empty())
+    if (std::string why = write_atomically(entry, encode_cache_entry(key, result.image, job.cached_log ? job.cached_log(result.log) : "")); !why.empty())
       result.notes.push_back("tile: cannot write to the image cache " + std::string(path::parent_path(entry)) +
                              ": " + why + "; the next build compiles this image again");
   fs::remove_directories(dir);

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <optional>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -49,13 +50,18 @@ struct DeviceCompileJob {
   std::string emit_source_dir; // non-empty: keep a copy of source and headers there
   std::vector<std::string> key_extras; // what else decides the image (the host CPU, for -march=native)
   unsigned timeout_seconds = default_compile_timeout_seconds; // the compiler is stopped after this
+  /// What of a successful compile's log the cache keeps beside the image (a cached build
+  /// gives it as its log): the part the target reads (ptxas's report), which must be the
+  /// same for every compile of the same key. None: nothing is kept.
+  std::function<std::string(const std::string &)> cached_log;
 };
 
 struct DeviceCompileResult {
   bool ok = false;
   std::string image;       // the compiled image's bytes
   bool cached = false;     // the image came from the cache; no compiler ran
-  std::string log;         // what the compiler printed (stderr and stdout), or why it could not run
+  std::string log;         // what the compiler printed (stderr and stdout; cached with the image),
+                           // or why it could not run
   std::string source_path; // on failure: the generated source, kept for the error message
   bool timed_out = false;  // the compiler ran past the job's time limit and was stopped
   std::string program;     // the compiler that ran (or would have), for messages
@@ -80,11 +86,16 @@ std::string compiler_version(const std::string &compiler, unsigned timeout_secon
 /// The hex SHA-256 under which `job`'s image is cached, given the compiler's version.
 std::string device_cache_key(const DeviceCompileJob &job, const std::string &version);
 
-/// A cache entry: a header naming `key`, the image's length and its SHA-256, then `image`.
-std::string encode_cache_entry(const std::string &key, const std::string &image);
-/// The image of cache entry `bytes` if it is a whole, unaltered entry for `key`; else
-/// nothing, with `problem` saying what is wrong with it.
-std::optional<std::string> decode_cache_entry(const std::string &bytes, const std::string &key, std::string &problem);
+/// A cache entry: a header naming `key`, the lengths of the image and of the compiler's log
+/// and their SHA-256, then `image` and `log` (what the compiler printed when it made the image:
+/// nvcc's resource report, say, which a cached build gives as the compile did).
+std::string encode_cache_entry(const std::string &key, const std::string &image, const std::string &log = "");
+struct CacheEntry {
+  std::string image, log;
+};
+/// The image and log of cache entry `bytes` if it is a whole, unaltered entry for `key`;
+/// else nothing, with `problem` saying what is wrong with it.
+std::optional<CacheEntry> decode_cache_entry(const std::string &bytes, const std::string &key, std::string &problem);
 
 /// The file name of the generated source of `job` (its name's stem + source_suffix).
 std::string device_source_name(const DeviceCompileJob &job);

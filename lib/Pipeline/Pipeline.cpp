@@ -256,6 +256,30 @@ void add_remarks(const std::string &target, const std::vector<std::string> &arch
   }
 }
 
+/// What ptxas said of each entry of a CUDA image (nvcc's log, kept with cached images too):
+/// a remark per kernel and architecture with its registers, stack and spills, and one for
+/// each performance message ptxas gave about it (wgmma serialized, say).
+void add_ptxas_remarks(const std::string &log, const std::vector<ir::Kernel> &kernels,
+                       const std::vector<std::string> &symbols, Result &result) {
+  for (const cuda::PtxasReport &r : cuda::parse_ptxas_report(log)) {
+    const auto at = std::find(symbols.begin(), symbols.end(), r.symbol);
+    if (at == symbols.end() || r.registers < 0)
+      continue; // not one of the unit's kernels
+    const ir::Kernel &k = kernels[at - symbols.begin()];
+    const std::string who = "[cuda:" + r.arch + "] kernel '" + k.display_name + "'" +
+                            (k.fallback_of.empty() ? "" : " (its fallback without tensor maps)");
+    std::string text = who + ": " + std::to_string(r.registers) + " registers a thread (ptxas), ";
+    text += r.stack_bytes ? std::to_string(r.stack_bytes) + " bytes of stack, " : "no stack, ";
+    text += r.spill_store_bytes || r.spill_load_bytes
+                ? "spills: " + std::to_string(r.spill_store_bytes) + " bytes stored, " +
+                      std::to_string(r.spill_load_bytes) + " bytes loaded"
+                : "no spills";
+    result.messages.push_back({Message::Remark, k.key, text});
+    for (const std::string &m : r.messages)
+      result.messages.push_back({Message::Remark, k.key, who + ": ptxas: " + m});
+  }
+}
+
 /// The GPU pipelines, `kind` "cuda" or "hip": the same passes, each reading the target's
 /// facts (warp size, tensor-core instruction, async copies, TMA); what differs is the
 /// codegen and the device compiler at the end.
@@ -417,7 +441,10 @@ void run_gpu(const std::string &kind, const std::vector<ir::Kernel> &frontend_ke
     co.cache_dir = opts.cache_dir;
     co.emit_source_dir = opts.emit_source_dir;
     co.timeout_seconds = opts.compile_timeout;
-    add_image("cuda", "nvcc", cuda::compile_cuda_image(b.source.text, name, co), b.kernels, symbols,
+    pipeline::DeviceCompileResult compiled = cuda::compile_cuda_image(b.source.text, name, co);
+    if (opts.remarks && compiled.ok)
+      add_ptxas_remarks(compiled.log, b.kernels, symbols, result);
+    add_image("cuda", "nvcc", std::move(compiled), b.kernels, symbols,
               b.source.shared_bytes, unit, opts, result, several ? cuda::image_archs(b.archs) : std::vector<std::string>{});
   }
 }

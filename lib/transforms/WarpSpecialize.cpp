@@ -1037,7 +1037,7 @@ private:
 
   /// Registers a consumer thread needs, roughly: its fragments in registers (32-bit words)
   /// and 64 for addresses, indices, descriptors and temporaries (more than ptxas took for
-  /// the kernels of lit targets/cuda/occupancy.cpp, which nvcc's -Xptxas -v checks there).
+  /// the kernels of lit targets/cuda/occupancy.cpp, whose ptxas report the remarks give there).
   std::int64_t consumer_registers_needed() const {
     std::int64_t words = 64;
     for (auto &[b, l] : k_.layouts)

@@ -41,6 +41,24 @@ std::vector<std::string> cuda_compile_flags(const std::vector<std::string> &arch
 /// (compute_NN) where there is one.
 std::vector<std::string> image_archs(const std::vector<std::string> &archs);
 
+/// What ptxas said of one entry function when nvcc ran (with -Xptxas -v, as
+/// compile_cuda_image runs it; the log is kept with the image in the cache).
+struct PtxasReport {
+  std::string symbol;                // the entry function
+  std::string arch;                  // the architecture compiled for: "sm_90a"
+  int registers = -1;                // a thread's registers; -1 where ptxas did not say
+  int stack_bytes = 0, spill_store_bytes = 0, spill_load_bytes = 0;
+  std::vector<std::string> messages; // what else ptxas said of it: "(C7515) Potential Performance Loss: ..."
+};
+
+/// The lines of nvcc's log that parse_ptxas_report reads, without the compile times: what
+/// the image cache keeps of the log (the same for every compile of the same source).
+std::string ptxas_report_lines(const std::string &log);
+
+/// The entries of nvcc's log `log`, in the order ptxas compiled them (one per entry and
+/// architecture).
+std::vector<PtxasReport> parse_ptxas_report(const std::string &log);
+
 /// Compiles `source` into a fatbin. `name` (the translation unit) names the generated file.
 pipeline::DeviceCompileResult compile_cuda_image(const std::string &source, const std::string &name,
                                                  const CompileOptions &options);

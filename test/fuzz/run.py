@@ -74,7 +74,7 @@ class Runner:
             f.write(gen.translation_unit(seeds, over=self.a.over))
         exe = os.path.join(d, name)
         cmd = [self.a.tile_cxx, '-O2', '-Wno-parentheses-equality', '-I', HERE,
-               '-fplugin-arg-tile-targets=' + self.a.targets, '-fplugin-arg-tile-cache=' + os.path.join(d, 'cache')]
+               '-fplugin-arg-tile-targets=' + self.a.targets, '-fplugin-arg-tile-cache=' + (self.a.cache or os.path.join(d, 'cache'))]
         cmd += self.a.flags.split() + [src, '-o', exe]
         if self.a.nvcc:
             cmd.insert(1, '-fplugin-arg-tile-nvcc=' + self.a.nvcc)
@@ -205,6 +205,7 @@ def main():
     ap.add_argument('--gpu-dir', help='build a GPU batch into this folder (see above)')
     ap.add_argument('--nvcc', help='device compiler (tile\'s nvcc= option)')
     ap.add_argument('--fresh', action='store_true', help='start a new results.txt and repro/ in WORK')
+    ap.add_argument('--cache', help="the image cache (tile's cache= option; default: one in each batch's folder)")
     ap.add_argument('--keep', action='store_true', help='keep the batch folders')
     ap.add_argument('--compile-timeout', type=int, default=1200)
     ap.add_argument('--run-timeout', type=int, default=300)

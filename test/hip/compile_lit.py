@@ -4,7 +4,8 @@ file with a kernel that is not a diagnostics test (-verify) must compile, and it
 be built (the plugin's verbose remark says so), except the files listed in EXPECTED, which
 must fail with the message given there (kernels that need more LDS than gfx90a's 64 KiB,
 and so are an error where hip is the only GPU target, and the like). A split-file test's .cpp parts are compiled each.
-  compile_lit.py TILE_CXX LIT_DIR WORK_DIR
+  compile_lit.py TILE_CXX LIT_DIR WORK_DIR [CACHE_DIR]
+(CACHE_DIR: the image cache, tile's cache= option; default: WORK_DIR/cache.)
 """
 import concurrent.futures
 import os
@@ -37,6 +38,7 @@ EXPECTED = {
 
 def main():
     tile_cxx, lit, work = sys.argv[1:4]
+    cache = sys.argv[4] if len(sys.argv) > 4 else os.path.join(work, 'cache')
     os.makedirs(work, exist_ok=True)
     files = []
     for dirpath, dirs, names in os.walk(lit):
@@ -77,7 +79,7 @@ def main():
                    '-I', include, '-I', os.path.join(os.path.dirname(os.path.join(lit, rel)), 'Inputs'),
                    '-I', os.path.join(lit, '..', '..', 'examples'),  # (the examples' kernels some tests include)
                    '-fplugin-arg-tile-targets=hip:gfx90a', '-fplugin-arg-tile-verbose',
-                   '-fplugin-arg-tile-cache=' + os.path.join(work, 'cache')]
+                   '-fplugin-arg-tile-cache=' + cache]
             r = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
             out += r.stdout + r.stderr
             rc = rc or r.returncode

@@ -16,11 +16,9 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.tile_binary_dir, "test", "lit")
 
 config.environment["PATH"] = os.pathsep.join([config.llvm_tools_dir, config.environment.get("PATH", "")])
-# A cache of compiled images shared by the suite's runs (the cache tests use their own).
-# TILE_LIT_CACHE names another build's (test/sanitize/run.sh passes the plain build's: the
-# CUDA and HIP images do not depend on the sanitizers, the CPU images' keys hold their flags).
-config.environment["XDG_CACHE_HOME"] = os.environ.get("TILE_LIT_CACHE") or os.path.join(
-    config.tile_binary_dir, "test", "cache")
+# The suite's cache of compiled images, shared by its runs (the cache tests use their own):
+# TILE_TEST_CACHE_HOME in test/CMakeLists.txt.
+config.environment["XDG_CACHE_HOME"] = config.cache_home
 config.environment["TILE_DEVICE"] = "cpu"
 for var in ["HOME", "TMPDIR", "TILE_NUM_THREADS", "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"]:
     if var in os.environ:

@@ -16,13 +16,14 @@ export ASAN_OPTIONS=detect_stack_use_after_return=1:check_initialization_order=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export LSAN_OPTIONS=suppressions=$PWD/test/sanitize/lsan.supp:print_suppressions=0
 
-# The lit suite's image cache of the plain build (build/test/cache), where it ran: nvcc's and
+# The test suite's image cache of the plain build (build/test/cache), where it ran: nvcc's and
 # hipcc's images of the same generated source are the same with the sanitizers, so that this
-# run compiles only what the plain run did not.
-[ -d build/test/cache ] && export TILE_LIT_CACHE=$PWD/build/test/cache
+# run compiles only what the plain run did not (the CPU images' keys hold the sanitizers' flags).
+cache=()
+[ -d build/test/cache ] && cache=(-DTILE_TEST_CACHE_HOME="$PWD/build/test/cache")
 
 start=$SECONDS
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTILE_SANITIZE=ON
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTILE_SANITIZE=ON "${cache[@]}"
 cmake --build "$build" -j"$(nproc)"
 built=$SECONDS
 status=0

@@ -247,8 +247,18 @@ TEST(DeviceCompilerCache, EntriesCheckThemselves) {
   const std::string key(64, 'a'), image("\x7f" "ELF\0\n\nbytes", 12);
   const std::string entry = encode_cache_entry(key, image);
   std::string problem;
-  EXPECT_EQ(decode_cache_entry(entry, key, problem), image);
-  EXPECT_EQ(decode_cache_entry(encode_cache_entry(key, ""), key, problem), "");
+  auto image_of = [&](const std::string &bytes) -> std::optional<std::string> {
+    auto e = decode_cache_entry(bytes, key, problem);
+    return e ? std::optional<std::string>(e->image) : std::nullopt;
+  };
+  EXPECT_EQ(image_of(entry), image);
+  EXPECT_EQ(image_of(encode_cache_entry(key, "")), "");
+  // The compiler's log comes back with the image, and is checked with it.
+  const std::string logged = encode_cache_entry(key, image, "ptxas info    : Used 40 registers\n");
+  auto both = decode_cache_entry(logged, key, problem);
+  ASSERT_TRUE(both.has_value()) << problem;
+  EXPECT_EQ(both->image, image);
+  EXPECT_EQ(both->log, "ptxas info    : Used 40 registers\n");
   auto why = [&](const std::string &bytes, const std::string &k) {
     problem.clear();
     EXPECT_FALSE(decode_cache_entry(bytes, k, problem).has_value());
@@ -263,6 +273,10 @@ TEST(DeviceCompilerCache, EntriesCheckThemselves) {
   flipped.back() ^= 1;
   EXPECT_EQ(why(flipped, key), "its image does not match its SHA-256");
   EXPECT_EQ(why(entry.substr(0, 40), key), "its header is damaged");
+  EXPECT_EQ(why(logged.substr(0, logged.size() - 1), key), "it holds 45 bytes of an image of 12 and a log of 34");
+  std::string log_flipped = logged;
+  log_flipped.back() ^= 1;
+  EXPECT_EQ(why(log_flipped, key), "its image does not match its SHA-256");
 }
 
 // A cache that cannot be written (here: a directory where the entry goes) is said, with

@@ -32,11 +32,11 @@
 // REQUIRES: nvcc
 // RUN: rm -rf %t && mkdir %t
 // RUN: %tile-cxx -c -fplugin-arg-tile-targets=cuda:sm_90a \
-// RUN:   -fplugin-arg-tile-emit-source=%t %s -o %t/forms.o
-// RUN: %nvcc -c -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I%t %t/wgmma-forms.cu -o %t/dev.o -Xptxas -v 2>&1 \
-// RUN:   | FileCheck %s --check-prefix=PTXAS --implicit-check-not=serialized --implicit-check-not=injected \
-// RUN:     --implicit-check-not=spill
-// PTXAS-COUNT-8: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// RUN:   -fplugin-arg-tile-remarks -fplugin-arg-tile-emit-source=%t %s -o %t/forms.o 2> %t/remarks.txt
+// RUN: FileCheck %s --check-prefix=PTXAS --implicit-check-not='ptxas: (' --implicit-check-not=spills: \
+// RUN:   --implicit-check-not='bytes of stack' < %t/remarks.txt
+// PTXAS-COUNT-5: registers a thread (ptxas), no stack, no spills
+// PTXAS-NOT: registers a thread (ptxas)
 // RUN: %nvcc -ptx -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I%t %t/wgmma-forms.cu -o - | FileCheck %s --check-prefix=PTX
 // PTX-DAG: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
 // PTX-DAG: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
