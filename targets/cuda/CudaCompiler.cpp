@@ -183,7 +183,18 @@ pipeline::DeviceCompileResult compile_cuda_image(const std::string &source, cons
   job.emit_source_dir = options.emit_source_dir;
   job.timeout_seconds = options.timeout_seconds;
   job.cached_log = ptxas_report_lines;
-  return pipeline::compile_device_image(job);
+  pipeline::DeviceCompileResult result = pipeline::compile_device_image(job);
+  if (!result.ok) {
+    // The error message gives nvcc's errors, not the report of the entries that compiled.
+    std::string errors;
+    llvm::SmallVector<llvm::StringRef> lines;
+    llvm::StringRef(result.log).split(lines, '\n', -1, /*KeepEmpty=*/false);
+    for (llvm::StringRef line : lines)
+      if (!line.starts_with("ptxas info") && !line.contains("bytes stack frame"))
+        errors += line.str() + "\n";
+    result.log = errors;
+  }
+  return result;
 }
 
 } // namespace tile::cuda
