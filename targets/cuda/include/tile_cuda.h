@@ -264,12 +264,15 @@ __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 }
 /// The warp (all of it, converged) arrives once for each of its threads on the barrier at
-/// `bar`'s place in the block of rank `block` of the cluster, once its reads are done.
+/// `bar`'s place in the block of rank `block` of the cluster, once its reads are done. (A
+/// release at the block's scope: the reads it orders are of the warp's own shared memory and
+/// complete, which is all the other block's producer waits for; a cluster-scope release made
+/// every arrival a memory barrier that stalled the warps, bench/NOTES.md session 33.)
 __device__ __forceinline__ void mbarrier_arrive_cluster_warp(uint64_t *bar, int32_t block) {
   __syncwarp();
   if ((threadIdx.x & 31) == 0)
     asm volatile("{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
-                 "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote], 32;\n}\n" ::"r"(
+                 "mbarrier.arrive.shared::cluster.b64 _, [remote], 32;\n}\n" ::"r"(
                      detail::smem_address(bar)),
                  "r"(block)
                  : "memory");
