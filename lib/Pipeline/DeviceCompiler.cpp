@@ -411,8 +411,9 @@ DeviceCompileResult compile_device_image(const DeviceCompileJob &job) {
     return result;
   }
   result.ok = true;
+  const std::string kept_log = job.cached_log ? job.cached_log(result.log) : "";
   if (!entry.empty())
-    if (std::string why = write_atomically(entry, encode_cache_entry(key, result.image, job.cached_log ? job.cached_log(result.log) : "")); !why.empty())
+    if (std::string why = write_atomically(entry, encode_cache_entry(key, result.image, kept_log)); !why.empty())
       result.notes.push_back("tile: cannot write to the image cache " + std::string(path::parent_path(entry)) +
                              ": " + why + "; the next build compiles this image again");
   fs::remove_directories(dir);

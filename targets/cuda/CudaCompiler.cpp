@@ -110,7 +110,7 @@ std::string ptxas_report_lines(const std::string &log) {
 std::vector<PtxasReport> parse_ptxas_report(const std::string &log) {
   std::vector<PtxasReport> reports;
   PtxasReport *current = nullptr; // the entry whose lines follow
-  bool properties_of_current = false; // the "Function properties" that follow are the entry's (not a callee's)
+  bool properties_of_current = false; // the lines that follow are of the entry (not of a function it calls)
   auto quoted = [](llvm::StringRef line, llvm::StringRef after) -> std::optional<std::string> {
     const size_t at = line.find(after);
     if (at == llvm::StringRef::npos)
@@ -130,10 +130,11 @@ std::vector<PtxasReport> parse_ptxas_report(const std::string &log) {
       current = &reports.back();
       current->symbol = quoted(line, "entry function '").value_or("");
       current->arch = quoted(line, "' for '").value_or("");
-      properties_of_current = false;
+      properties_of_current = true;
     } else if (current && line.starts_with("ptxas info") && line.contains("Function properties for ")) {
       properties_of_current = line.drop_front(line.find("Function properties for ") + 24).trim() == current->symbol;
-    } else if (current && line.starts_with("ptxas info") && line.contains(" Used ") && line.contains(" registers")) {
+    } else if (current && properties_of_current && line.starts_with("ptxas info") && line.contains(" Used ") &&
+               line.contains(" registers")) {
       current->registers = number_before(line, " registers");
     } else if (current && properties_of_current && line.contains("bytes stack frame")) {
       current->stack_bytes = std::max(0, number_before(line, " bytes stack frame"));

@@ -71,6 +71,7 @@ TEST(PtxasReport, EntriesRegistersSpillsAndMessages) {
                           "ptxas info    : Used 128 registers, used 2 barriers, 1024 bytes smem\n"
                           "ptxas info    : Function properties for helper\n"
                           "    8 bytes stack frame, 4 bytes spill stores, 4 bytes spill loads\n"
+                          "ptxas info    : Used 7 registers\n"
                           "ptxas info    : Compiling entry function 'k' for 'sm_80'\n"
                           "ptxas info    : Function properties for k\n"
                           "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
