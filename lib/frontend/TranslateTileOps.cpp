@@ -396,125 +396,11 @@ bool Translator::tile_op(const CallExpr *call) {
     return true;
   }
 
-  auto whole_local = [&](const Expr *e, const char *what) -> ir::Buffer {
-    ir::Buffer b = buffer_ref(e, what);
-    if (b && b->scope == ir::Scope::Global) {
-      error(e->getExprLoc(), std::string("tile::") + what + " works on shared, fragment and local buffers, not on tensor '" +
-                                 b->name + "'",
-            "copy the tile into a buffer first: tile::copy(" + b->name + ".at(...), buf)");
-      return nullptr;
-    }
-    return b;
-  };
+  if (op == "copy")
+    return copy_op(call, op, loc), true;
 
-  if (op == "copy") {
-    const Expr *src = call->getArg(0), *dst = call->getArg(1);
-    std::optional<ir::Region> s, d;
-    if (!is_at_call(dst) && buffer_ref(dst, "copy", false) && buffer_ref(dst, "copy")->scope != ir::Scope::Global) {
-      ir::Buffer db = buffer_ref(dst, "copy");
-      auto shape = shape_of(db);
-      d = ir::full_region(db);
-      s = region(src, &shape, "tile::copy");
-    } else if (!is_at_call(src) && buffer_ref(src, "copy", false) &&
-               buffer_ref(src, "copy")->scope != ir::Scope::Global) {
-      ir::Buffer sb = buffer_ref(src, "copy");
-      auto shape = shape_of(sb);
-      s = ir::full_region(sb);
-      d = region(dst, &shape, "tile::copy");
-    } else if (failed()) {
-      return true;
-    } else {
-      // Two regions: one with an extent of its own (a buffer's region with tile::slice
-      // marks) gives the other its shape.
-      const bool src_own = has_own_extent(src), dst_own = !src_own && has_own_extent(dst);
-      if (!src_own && !dst_own) {
-        const Expr *buffer_region = buffer_at(src) ? src : buffer_at(dst) ? dst : nullptr;
-        if (buffer_region) {
-          region(buffer_region, nullptr, "tile::copy"); // says how to give it an extent
-          return true;
-        }
-        error(loc, "tile::copy needs a whole shared, fragment or local buffer as one of its operands",
-              "the other operand's extent comes from that buffer: copy(A.at(i, j), buf) or copy(buf, A.at(i, j))");
-        return true;
-      }
-      auto &known = src_own ? s : d, &other = src_own ? d : s;
-      known = region(src_own ? src : dst, nullptr, "tile::copy");
-      if (!known)
-        return true;
-      auto shape = known->tile_shape();
-      other = region(src_own ? dst : src, &shape, "tile::copy");
-    }
-    if (!s || !d)
-      return true;
-    if (s->tile_shape() != d->tile_shape()) {
-      error(loc, "tile::copy between tiles of different shapes: '" + s->buffer->name + "' is " +
-                     shape_string(s->tile_shape()) + " and '" + d->buffer->name + "' is " + shape_string(d->tile_shape()),
-            "copy between tiles of the same shape (a region x.at(...) takes the other operand's shape)");
-      return true;
-    }
-    if (d->buffer->read_only) {
-      error(call->getArg(1)->getExprLoc(), "tile::copy into read-only tensor '" + d->buffer->name + "'",
-            "declare it tile::tensor<T, Rank> without const");
-      return true;
-    }
-    emit(std::make_shared<ir::CopyNode>(*s, *d));
-    return true;
-  }
-
-  if (op == "gemm") {
-    ir::Buffer a = buffer_ref(call->getArg(0), "tile::gemm");
-    ir::Buffer b = a ? buffer_ref(call->getArg(1), "tile::gemm") : nullptr;
-    ir::Buffer c = b ? buffer_ref(call->getArg(2), "tile::gemm") : nullptr;
-    if (!c)
-      return true;
-    for (auto [buf, arg] : {std::pair{a, 0}, {b, 1}}) {
-      if (buf->scope == ir::Scope::Global) {
-        error(call->getArg(arg)->getExprLoc(), "operand '" + buf->name + "' of tile::gemm is a tensor",
-              "copy the tile into a tile::shared buffer first");
-        return true;
-      }
-    }
-    if (c->scope != ir::Scope::Fragment) {
-      error(call->getArg(2)->getExprLoc(), "the accumulator '" + c->name + "' of tile::gemm must be a tile::fragment",
-            "declare it tile::fragment<float, M, N>");
-      return true;
-    }
-    bool ta = false, tb = false, clear = false;
-    ir::Expr clear_if; // a run-time clear_accum condition
-    ir::WarpPolicy policy = ir::WarpPolicy::Square;
-    if (call->getNumArgs() > 3 && !isa<CXXDefaultArgExpr>(call->getArg(3))) {
-      auto options = gemm_options(call->getArg(3));
-      if (!options)
-        return true;
-      ta = options->transpose_a;
-      tb = options->transpose_b;
-      policy = options->policy;
-      if (auto c = ir::as_const_int(options->clear_accum))
-        clear = *c != 0;
-      else
-        clear_if = options->clear_accum;
-    }
-    auto sa = shape_of(a), sb = shape_of(b), sc = shape_of(c);
-    if (sa.size() != 2 || sb.size() != 2 || sc.size() != 2) {
-      error(loc, "tile::gemm needs 2-D operands", "");
-      return true;
-    }
-    std::int64_t m = ta ? sa[1] : sa[0], ka = ta ? sa[0] : sa[1];
-    std::int64_t kb = tb ? sb[1] : sb[0], n = tb ? sb[0] : sb[1];
-    if (ka != kb || sc[0] != m || sc[1] != n) {
-      error(loc, "tile::gemm shapes do not agree: " + std::string(ta ? "op(a) = a^T is " : "a is ") +
-                     shape_string(ta ? std::vector<std::int64_t>{m, ka} : sa) + ", " + (tb ? "op(b) = b^T is " : "b is ") +
-                     shape_string(tb ? std::vector<std::int64_t>{kb, n} : sb) + ", c is " + shape_string(sc),
-            "c[M, N] += op(a)[M, K] * op(b)[K, N]; set .transpose_a / .transpose_b for operands stored transposed");
-      return true;
-    }
-    // clear_accum decided at run time (`.clear_accum = (k == 0)`): clear c when it holds.
-    if (clear_if)
-      emit(ir::if_then_else(clear_if, std::make_shared<ir::FillNode>(ir::full_region(c), ir::cast(c->dtype, ir::int_imm(0)))));
-    emit(std::make_shared<ir::GemmNode>(ir::full_region(a), ir::full_region(b), ir::full_region(c), ta, tb, clear,
-                                        policy));
-    return true;
-  }
+  if (op == "gemm")
+    return gemm_op(call, op, loc), true;
 
   if (op == "clear" || op == "fill") {
     ir::Buffer b = whole_local(call->getArg(0), op.c_str());
@@ -527,97 +413,11 @@ bool Translator::tile_op(const CallExpr *call) {
     return true;
   }
 
-  if (op.rfind("reduce_", 0) == 0 || op == "cumsum") {
-    ir::Buffer s = whole_local(call->getArg(0), op.c_str());
-    ir::Buffer d = s ? whole_local(call->getArg(1), op.c_str()) : nullptr;
-    if (!d)
-      return true;
-    auto dim = const_int(call->getArg(2), "the dimension of tile::" + op);
-    if (!dim)
-      return true;
-    auto flag = const_int(call->getArg(3), std::string(op == "cumsum" ? "reverse" : "clear") + " of tile::" + op);
-    if (!flag)
-      return true;
-    if (*dim < 0 || *dim >= s->rank()) {
-      error(call->getArg(2)->getExprLoc(),
-            "dimension " + std::to_string(*dim) + " is out of range for '" + s->name + "' of rank " +
-                std::to_string(s->rank()),
-            s->rank() == 1 ? "'" + s->name + "' has one dimension: write 0"
-                           : "write a dimension from 0 to " + std::to_string(s->rank() - 1) + " (" +
-                                 (op == "cumsum" ? "the dimension to sum along" : "the dimension to reduce") + ")");
-      return true;
-    }
-    auto ss = shape_of(s), ds = shape_of(d);
-    if (op == "cumsum") {
-      if (ss != ds) {
-        error(loc, "tile::cumsum needs a destination of the source's shape: '" + s->name + "' is " +
-                       shape_string(ss) + ", '" + d->name + "' is " + shape_string(ds),
-            "declare the destination with the source's shape");
-        return true;
-      }
-      emit(std::make_shared<ir::CumsumNode>(s, d, int(*dim), *flag != 0));
-      return true;
-    }
-    std::vector<std::int64_t> want;
-    for (int i = 0; i < s->rank(); ++i)
-      if (i != *dim)
-        want.push_back(ss[i]);
-    if (want.empty())
-      want.push_back(1);
-    if (want != ds) {
-      error(loc, "tile::" + op + " of '" + s->name + "' " + shape_string(ss) + " along dimension " +
-                     std::to_string(*dim) + " gives " + shape_string(want) + ", but '" + d->name + "' is " +
-                     shape_string(ds),
-            "the destination has the source's shape without the reduced dimension");
-      return true;
-    }
-    std::string k = op.substr(7);
-    ir::ReduceKind kind = k == "sum"      ? ir::ReduceKind::Sum
-                          : k == "max"    ? ir::ReduceKind::Max
-                          : k == "min"    ? ir::ReduceKind::Min
-                          : k == "absmax" ? ir::ReduceKind::AbsMax
-                                          : ir::ReduceKind::AbsSum;
-    emit(std::make_shared<ir::ReduceNode>(kind, s, d, int(*dim), *flag != 0));
-    return true;
-  }
+  if (op.rfind("reduce_", 0) == 0 || op == "cumsum")
+    return reduce_op(call, op, loc), true;
 
-  if (op.rfind("atomic_", 0) == 0) {
-    std::string k = op.substr(7);
-    ir::AtomicKind kind = k == "add" ? ir::AtomicKind::Add : k == "max" ? ir::AtomicKind::Max : ir::AtomicKind::Min;
-    if (auto ref = element_ref(call->getArg(0), true)) {
-      if (ref->buffer->scope != ir::Scope::Global) {
-        error(call->getArg(0)->getExprLoc(), "tile::" + op + " works on tensor elements, not on '" +
-                                                 ref->buffer->name + "'",
-              "atomics combine results across blocks in global memory");
-        return true;
-      }
-      ir::Expr v = expr(call->getArg(1));
-      if (!v)
-        return true;
-      ir::Region r;
-      r.buffer = ref->buffer;
-      r.begin = ref->indices;
-      r.extent.assign(ref->indices.size(), 1);
-      emit(std::make_shared<ir::AtomicNode>(kind, r, ir::cast(ir::arith_type(ref->buffer->dtype), v), std::nullopt));
-      return true;
-    }
-    if (failed())
-      return true;
-    ir::Buffer src = whole_local(call->getArg(1), op.c_str());
-    if (!src)
-      return true;
-    auto shape = shape_of(src);
-    auto d = region(call->getArg(0), &shape, ("tile::" + op).c_str());
-    if (!d)
-      return true;
-    if (d->buffer->scope != ir::Scope::Global || d->buffer->read_only) {
-      error(call->getArg(0)->getExprLoc(), "the destination of tile::" + op + " must be a writable tensor region",
-            "atomics combine into global memory: pass T.at(i, j) of a tile::tensor<T, Rank> without const");
-      return true;
-    }
-    emit(std::make_shared<ir::AtomicNode>(kind, *d, nullptr, ir::full_region(src)));
-    return true;
-  }
+  if (op.rfind("atomic_", 0) == 0)
+    return atomic_op(call, op, loc), true;
 
   if (op == "print") {
     for (unsigned i = 0; i < call->getNumArgs(); ++i)
@@ -716,6 +516,219 @@ bool Translator::tile_op(const CallExpr *call) {
     return true;
   }
   return false;
+}
+
+
+ir::Buffer Translator::whole_local(const Expr *e, const char *what) {
+  ir::Buffer b = buffer_ref(e, what);
+  if (b && b->scope == ir::Scope::Global) {
+    error(e->getExprLoc(), std::string("tile::") + what + " works on shared, fragment and local buffers, not on tensor '" +
+                               b->name + "'",
+          "copy the tile into a buffer first: tile::copy(" + b->name + ".at(...), buf)");
+    return nullptr;
+  }
+  return b;
+}
+
+void Translator::copy_op(const CallExpr *call, const std::string &op, SourceLocation loc) {
+  const Expr *src = call->getArg(0), *dst = call->getArg(1);
+  std::optional<ir::Region> s, d;
+  if (!is_at_call(dst) && buffer_ref(dst, "copy", false) && buffer_ref(dst, "copy")->scope != ir::Scope::Global) {
+    ir::Buffer db = buffer_ref(dst, "copy");
+    auto shape = shape_of(db);
+    d = ir::full_region(db);
+    s = region(src, &shape, "tile::copy");
+  } else if (!is_at_call(src) && buffer_ref(src, "copy", false) &&
+             buffer_ref(src, "copy")->scope != ir::Scope::Global) {
+    ir::Buffer sb = buffer_ref(src, "copy");
+    auto shape = shape_of(sb);
+    s = ir::full_region(sb);
+    d = region(dst, &shape, "tile::copy");
+  } else if (failed()) {
+    return;
+  } else {
+    // Two regions: one with an extent of its own (a buffer's region with tile::slice
+    // marks) gives the other its shape.
+    const bool src_own = has_own_extent(src), dst_own = !src_own && has_own_extent(dst);
+    if (!src_own && !dst_own) {
+      const Expr *buffer_region = buffer_at(src) ? src : buffer_at(dst) ? dst : nullptr;
+      if (buffer_region) {
+        region(buffer_region, nullptr, "tile::copy"); // says how to give it an extent
+        return;
+      }
+      error(loc, "tile::copy needs a whole shared, fragment or local buffer as one of its operands",
+            "the other operand's extent comes from that buffer: copy(A.at(i, j), buf) or copy(buf, A.at(i, j))");
+      return;
+    }
+    auto &known = src_own ? s : d, &other = src_own ? d : s;
+    known = region(src_own ? src : dst, nullptr, "tile::copy");
+    if (!known)
+      return;
+    auto shape = known->tile_shape();
+    other = region(src_own ? dst : src, &shape, "tile::copy");
+  }
+  if (!s || !d)
+    return;
+  if (s->tile_shape() != d->tile_shape()) {
+    error(loc, "tile::copy between tiles of different shapes: '" + s->buffer->name + "' is " +
+                   shape_string(s->tile_shape()) + " and '" + d->buffer->name + "' is " + shape_string(d->tile_shape()),
+          "copy between tiles of the same shape (a region x.at(...) takes the other operand's shape)");
+    return;
+  }
+  if (d->buffer->read_only) {
+    error(call->getArg(1)->getExprLoc(), "tile::copy into read-only tensor '" + d->buffer->name + "'",
+          "declare it tile::tensor<T, Rank> without const");
+    return;
+  }
+  emit(std::make_shared<ir::CopyNode>(*s, *d));
+  return;
+}
+
+void Translator::gemm_op(const CallExpr *call, const std::string &op, SourceLocation loc) {
+  ir::Buffer a = buffer_ref(call->getArg(0), "tile::gemm");
+  ir::Buffer b = a ? buffer_ref(call->getArg(1), "tile::gemm") : nullptr;
+  ir::Buffer c = b ? buffer_ref(call->getArg(2), "tile::gemm") : nullptr;
+  if (!c)
+    return;
+  for (auto [buf, arg] : {std::pair{a, 0}, {b, 1}}) {
+    if (buf->scope == ir::Scope::Global) {
+      error(call->getArg(arg)->getExprLoc(), "operand '" + buf->name + "' of tile::gemm is a tensor",
+            "copy the tile into a tile::shared buffer first");
+      return;
+    }
+  }
+  if (c->scope != ir::Scope::Fragment) {
+    error(call->getArg(2)->getExprLoc(), "the accumulator '" + c->name + "' of tile::gemm must be a tile::fragment",
+          "declare it tile::fragment<float, M, N>");
+    return;
+  }
+  bool ta = false, tb = false, clear = false;
+  ir::Expr clear_if; // a run-time clear_accum condition
+  ir::WarpPolicy policy = ir::WarpPolicy::Square;
+  if (call->getNumArgs() > 3 && !isa<CXXDefaultArgExpr>(call->getArg(3))) {
+    auto options = gemm_options(call->getArg(3));
+    if (!options)
+      return;
+    ta = options->transpose_a;
+    tb = options->transpose_b;
+    policy = options->policy;
+    if (auto c = ir::as_const_int(options->clear_accum))
+      clear = *c != 0;
+    else
+      clear_if = options->clear_accum;
+  }
+  auto sa = shape_of(a), sb = shape_of(b), sc = shape_of(c);
+  if (sa.size() != 2 || sb.size() != 2 || sc.size() != 2) {
+    error(loc, "tile::gemm needs 2-D operands", "");
+    return;
+  }
+  std::int64_t m = ta ? sa[1] : sa[0], ka = ta ? sa[0] : sa[1];
+  std::int64_t kb = tb ? sb[1] : sb[0], n = tb ? sb[0] : sb[1];
+  if (ka != kb || sc[0] != m || sc[1] != n) {
+    error(loc, "tile::gemm shapes do not agree: " + std::string(ta ? "op(a) = a^T is " : "a is ") +
+                   shape_string(ta ? std::vector<std::int64_t>{m, ka} : sa) + ", " + (tb ? "op(b) = b^T is " : "b is ") +
+                   shape_string(tb ? std::vector<std::int64_t>{kb, n} : sb) + ", c is " + shape_string(sc),
+          "c[M, N] += op(a)[M, K] * op(b)[K, N]; set .transpose_a / .transpose_b for operands stored transposed");
+    return;
+  }
+  // clear_accum decided at run time (`.clear_accum = (k == 0)`): clear c when it holds.
+  if (clear_if)
+    emit(ir::if_then_else(clear_if, std::make_shared<ir::FillNode>(ir::full_region(c), ir::cast(c->dtype, ir::int_imm(0)))));
+  emit(std::make_shared<ir::GemmNode>(ir::full_region(a), ir::full_region(b), ir::full_region(c), ta, tb, clear,
+                                      policy));
+  return;
+}
+
+void Translator::reduce_op(const CallExpr *call, const std::string &op, SourceLocation loc) {
+  ir::Buffer s = whole_local(call->getArg(0), op.c_str());
+  ir::Buffer d = s ? whole_local(call->getArg(1), op.c_str()) : nullptr;
+  if (!d)
+    return;
+  auto dim = const_int(call->getArg(2), "the dimension of tile::" + op);
+  if (!dim)
+    return;
+  auto flag = const_int(call->getArg(3), std::string(op == "cumsum" ? "reverse" : "clear") + " of tile::" + op);
+  if (!flag)
+    return;
+  if (*dim < 0 || *dim >= s->rank()) {
+    error(call->getArg(2)->getExprLoc(),
+          "dimension " + std::to_string(*dim) + " is out of range for '" + s->name + "' of rank " +
+              std::to_string(s->rank()),
+          s->rank() == 1 ? "'" + s->name + "' has one dimension: write 0"
+                         : "write a dimension from 0 to " + std::to_string(s->rank() - 1) + " (" +
+                               (op == "cumsum" ? "the dimension to sum along" : "the dimension to reduce") + ")");
+    return;
+  }
+  auto ss = shape_of(s), ds = shape_of(d);
+  if (op == "cumsum") {
+    if (ss != ds) {
+      error(loc, "tile::cumsum needs a destination of the source's shape: '" + s->name + "' is " +
+                     shape_string(ss) + ", '" + d->name + "' is " + shape_string(ds),
+          "declare the destination with the source's shape");
+      return;
+    }
+    emit(std::make_shared<ir::CumsumNode>(s, d, int(*dim), *flag != 0));
+    return;
+  }
+  std::vector<std::int64_t> want;
+  for (int i = 0; i < s->rank(); ++i)
+    if (i != *dim)
+      want.push_back(ss[i]);
+  if (want.empty())
+    want.push_back(1);
+  if (want != ds) {
+    error(loc, "tile::" + op + " of '" + s->name + "' " + shape_string(ss) + " along dimension " +
+                   std::to_string(*dim) + " gives " + shape_string(want) + ", but '" + d->name + "' is " +
+                   shape_string(ds),
+          "the destination has the source's shape without the reduced dimension");
+    return;
+  }
+  std::string k = op.substr(7);
+  ir::ReduceKind kind = k == "sum"      ? ir::ReduceKind::Sum
+                        : k == "max"    ? ir::ReduceKind::Max
+                        : k == "min"    ? ir::ReduceKind::Min
+                        : k == "absmax" ? ir::ReduceKind::AbsMax
+                                        : ir::ReduceKind::AbsSum;
+  emit(std::make_shared<ir::ReduceNode>(kind, s, d, int(*dim), *flag != 0));
+  return;
+}
+
+void Translator::atomic_op(const CallExpr *call, const std::string &op, SourceLocation loc) {
+  std::string k = op.substr(7);
+  ir::AtomicKind kind = k == "add" ? ir::AtomicKind::Add : k == "max" ? ir::AtomicKind::Max : ir::AtomicKind::Min;
+  if (auto ref = element_ref(call->getArg(0), true)) {
+    if (ref->buffer->scope != ir::Scope::Global) {
+      error(call->getArg(0)->getExprLoc(), "tile::" + op + " works on tensor elements, not on '" +
+                                               ref->buffer->name + "'",
+            "atomics combine results across blocks in global memory");
+      return;
+    }
+    ir::Expr v = expr(call->getArg(1));
+    if (!v)
+      return;
+    ir::Region r;
+    r.buffer = ref->buffer;
+    r.begin = ref->indices;
+    r.extent.assign(ref->indices.size(), 1);
+    emit(std::make_shared<ir::AtomicNode>(kind, r, ir::cast(ir::arith_type(ref->buffer->dtype), v), std::nullopt));
+    return;
+  }
+  if (failed())
+    return;
+  ir::Buffer src = whole_local(call->getArg(1), op.c_str());
+  if (!src)
+    return;
+  auto shape = shape_of(src);
+  auto d = region(call->getArg(0), &shape, ("tile::" + op).c_str());
+  if (!d)
+    return;
+  if (d->buffer->scope != ir::Scope::Global || d->buffer->read_only) {
+    error(call->getArg(0)->getExprLoc(), "the destination of tile::" + op + " must be a writable tensor region",
+          "atomics combine into global memory: pass T.at(i, j) of a tile::tensor<T, Rank> without const");
+    return;
+  }
+  emit(std::make_shared<ir::AtomicNode>(kind, *d, nullptr, ir::full_region(src)));
+  return;
 }
 
 } // namespace tile::frontend

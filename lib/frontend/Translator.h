@@ -91,6 +91,12 @@ public:
 
   // Statements (TranslateStmt.cpp) ---------------------------------------------------
   void stmt(const clang::Stmt *s);
+  // The statements stmt() hands on, one kind each.
+  void declaration(const clang::DeclStmt *ds);
+  void if_stmt(const clang::IfStmt *is);
+  void range_for(const clang::CXXForRangeStmt *fr);
+  void counted_for(const clang::ForStmt *fs);
+  void expr_stmt(const clang::Expr *e);
   void emit(ir::Stmt s) {
     if (s && !s->loc)
       s->loc = loc_;
@@ -104,6 +110,13 @@ public:
   // Tile operations (TranslateTileOps.cpp) -----------------------------------------
   /// Translates a call of a tile operation; false when `call` is none.
   bool tile_op(const clang::CallExpr *call);
+  // The tile operations tile_op() hands on (`op` is the name after tile::).
+  void copy_op(const clang::CallExpr *call, const std::string &op, clang::SourceLocation loc);
+  void gemm_op(const clang::CallExpr *call, const std::string &op, clang::SourceLocation loc);
+  void reduce_op(const clang::CallExpr *call, const std::string &op, clang::SourceLocation loc);
+  void atomic_op(const clang::CallExpr *call, const std::string &op, clang::SourceLocation loc);
+  // A tile operation's operand that must be a shared, fragment or local buffer.
+  ir::Buffer whole_local(const clang::Expr *e, const char *what);
   ir::Buffer buffer_ref(const clang::Expr *e, const char *op, bool required = true);
   /// The shared, fragment or local buffer of a region `x.at(...)`; null for anything else.
   ir::Buffer buffer_at(const clang::Expr *e);
