@@ -163,6 +163,16 @@ bool parse_options(const std::vector<std::string> &args, pipeline::Options &o, s
         return false;
       }
       o.bulk_store = value == "on";
+    } else if (name == "pair-blocks") {
+      if (!need_value())
+        return false;
+      if (value != "on" && value != "off") {
+        problem = "pair-blocks=" + value.str() + ": expected pair-blocks=on (a warp-specialized kernel's launched "
+                  "block runs two of the grid's blocks, a consumer warpgroup each, and loads the loop's tiles they "
+                  "share once) or pair-blocks=off";
+        return false;
+      }
+      o.pair_blocks = value == "on";
     } else if (name == "multicast") {
       if (!need_value())
         return false;
@@ -186,7 +196,7 @@ bool parse_options(const std::vector<std::string> &args, pipeline::Options &o, s
       o.stages = int(n);
     } else {
       problem = "unknown option '" + name.str() + "'; the options are targets=, print-after=, print-before=, "
-                "stop-after=, emit-source=, cache=, compile-timeout=, nvcc=, hipcc=, cxx=, gemm=, warp-specialize=, overlap-gemms=, pingpong=, bulk-store=, multicast=, stages=, "
+                "stop-after=, emit-source=, cache=, compile-timeout=, nvcc=, hipcc=, cxx=, gemm=, warp-specialize=, overlap-gemms=, pingpong=, bulk-store=, multicast=, pair-blocks=, stages=, "
                 "toolchain=, print-toolchain, verbose and "
                 "remarks";
       return false;

@@ -73,7 +73,7 @@ std::string manifest(const std::string &target, const std::vector<std::string> &
     const ir::Kernel &k = kernels[i];
     if (!k.fallback_of.empty())
       continue; // listed under its kernel
-    os << "kernel " << k.key << " " << symbols[i] << " " << k.threads + k.producer_threads << " " << shared_bytes[i]
+    os << "kernel " << k.key << " " << symbols[i] << " " << k.launch_threads() << " " << shared_bytes[i]
        << " ";
     if (k.params.empty())
       os << "-";
@@ -101,9 +101,11 @@ std::string manifest(const std::string &target, const std::vector<std::string> &
       os << "persistent\n";
     if (k.cluster > 1)
       os << "cluster " << k.cluster << "\n";
+    if (k.pair_dim >= 0)
+      os << "pair " << k.pair_dim << "\n";
     for (size_t f = 0; f < kernels.size(); ++f)
       if (kernels[f].fallback_of == k.key)
-        os << "fallback " << symbols[f] << " " << kernels[f].threads + kernels[f].producer_threads << " "
+        os << "fallback " << symbols[f] << " " << kernels[f].launch_threads() << " "
            << shared_bytes[f] << "\n";
   }
   return os.str();
@@ -336,6 +338,7 @@ void run_gpu(const std::string &kind, const std::vector<ir::Kernel> &frontend_ke
         o.pingpong = opts.pingpong;
         o.bulk_store = opts.bulk_store;
         o.multicast = opts.multicast;
+        o.pair_blocks = opts.pair_blocks;
         return opts.warp_specialize ? transforms::warp_specialize(k, target, o) : k;
       });
       for (size_t i = 0; i < laid_out.size(); ++i)

@@ -858,6 +858,23 @@ struct Kernel {
   int cluster = 0;
   Var cluster_rank, cluster_blocks;
   Var partner_index[3];
+  /// >= 0 (warp-specialize's paired blocks): each launched block runs two of the grid's
+  /// blocks, neighbours 2i and 2i + 1 along dimension `pair_dim`, with a consumer group of
+  /// `threads` threads each and one producer warpgroup for both: the runtime launches
+  /// ceil(grid / 2) blocks along that dimension. The codegen declares `pair_group` (0 or 1
+  /// for the consumer groups, 2 for the producer: the launch's thread index / threads),
+  /// `thread_index` as the thread's index in its group (the launch's index % threads), and
+  /// block index `pair_dim` as 2 i + the group (2 i for the producer), so that each group
+  /// runs the kernel's code as a block of its own. Its barriers are hardware barrier
+  /// 1 + pair_group; each block-shared buffer not in `pair_common` has a copy per group,
+  /// `pair_stride` bytes apart (plan-shared-memory), that group's at its address.
+  int pair_dim = -1;
+  Var pair_group;
+  std::set<const BufferNode *> pair_common;
+  std::map<const BufferNode *, std::int64_t> pair_stride;
+  /// Threads a launched block has: the consumers (both groups of a paired kernel) and the
+  /// producer warpgroup.
+  int launch_threads() const { return threads * (pair_dim >= 0 ? 2 : 1) + producer_threads; }
   Stmt body;
   /// The thread's index in its block (GPU targets; made by the passes that need it).
   Var thread_index;

@@ -636,6 +636,8 @@ public:
     os << ") threads(" << k.threads << ")";
     if (k.producer_threads)
       os << " producer_threads(" << k.producer_threads << ")";
+    if (k.pair_dim >= 0)
+      os << " paired(" << var_name(k.block_index[k.pair_dim].get()) << ", " << var_name(k.pair_group.get()) << ")";
     if (k.blocks_per_sm)
       os << " blocks_per_sm(" << k.blocks_per_sm << ")";
     if (k.swizzle_panel)

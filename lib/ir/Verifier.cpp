@@ -395,6 +395,15 @@ std::vector<std::string> verify(const Kernel &k) {
         v.vars[0].insert(k.partner_index[d].get());
     }
   }
+  // A paired kernel's group (declared by the codegen), and what it pairs.
+  if (k.pair_dim >= 0) {
+    if (!k.pair_group || !k.thread_index || k.pair_dim >= k.grid_rank || !k.block_index[k.pair_dim] ||
+        k.persistent || k.cluster > 1 || !k.producer_threads)
+      v.fail("a paired kernel without its group, thread or paired block index, or with a persistent grid, clusters "
+             "or no producer");
+    if (k.pair_group)
+      v.vars[0].insert(k.pair_group.get());
+  }
   // The mask of missing maps is the kernel's parameter exactly where some map is optional
   // (the codegen declares it for the one, the runtime passes it for the other).
   bool optional = false;

@@ -202,6 +202,9 @@ void launch_packed(const char *key, std::int64_t gx, std::int64_t gy, std::int64
     config.grid[0] = std::min(blocks, resident);
     config.grid[1] = config.grid[2] = 1;
   }
+  // Two of the grid's blocks a launched block along the paired dimension.
+  if (!fallback && kernel.pair_dim >= 0)
+    config.grid[kernel.pair_dim] = (config.grid[kernel.pair_dim] + 1) / 2;
   if (!fallback && kernel.cluster > 1 && config.grid[0] % kernel.cluster == 0)
     config.cluster = kernel.cluster;
   if (log_launches() && !fallback && kernel.cluster > 1)

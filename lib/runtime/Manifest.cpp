@@ -199,6 +199,14 @@ Manifest parse_manifest(std::string_view text) {
         malformed(line, "expected 'cluster <2 to 8>' after a kernel's 'tmap' records, once, before its 'fallback' "
                         "(and not with 'persistent')");
       m.kernels.back().cluster = n;
+    } else if (kind == "pair") {
+      int d = -1;
+      if (m.kernels.empty() || m.kernels.back().tensor_maps.empty() || m.kernels.back().fallback ||
+          m.kernels.back().pair_dim >= 0 || m.kernels.back().persistent || m.kernels.back().cluster ||
+          !parse_int(next_field(rest), d) || d < 0 || d > 2 || !rest.empty())
+        malformed(line, "expected 'pair <0 to 2>' after a kernel's 'tmap' records, once, before its 'fallback' "
+                        "(and not with 'persistent' or 'cluster')");
+      m.kernels.back().pair_dim = d;
     } else if (kind == "fallback") {
       if (m.kernels.empty() || m.kernels.back().tensor_maps.empty() || m.kernels.back().fallback)
         malformed(line, "a 'fallback' record must follow a kernel's 'tmap' records, once");

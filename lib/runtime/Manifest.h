@@ -20,7 +20,8 @@
 // A kernel with tensor maps lists them after its record (`tmap <param> <swizzle> <box>`, and
 // ` optional` for one its entry can run without: a mask of those missing follows the maps),
 // then `persistent` where its grid is persistent, `cluster <n>` where its blocks are launched
-// in clusters of n along x, then `fallback <symbol> <threads> <shared>`.
+// in clusters of n along x, `pair <dim>` where each block runs two of the grid's blocks
+// along dimension dim (0 to 2: x, y, z), then `fallback <symbol> <threads> <shared>`.
 #pragma once
 
 #include <string>
@@ -64,6 +65,9 @@ struct KernelInfo {
   /// > 1 (`cluster <n>`, after the tensor maps): blocks are launched in clusters of n
   /// neighbours along x where the grid's x extent is a multiple of n, else one by one.
   int cluster = 0;
+  /// >= 0 (`pair <dim>`, after the tensor maps): each block runs the grid's blocks 2i and
+  /// 2i + 1 along dimension `pair_dim`, so the launch has ceil(extent / 2) blocks along it.
+  int pair_dim = -1;
   std::optional<EntryInfo> fallback;
 };
 

@@ -113,20 +113,23 @@ Buffer staged_buffer(Kernel &k, const BufferNode *b, int stages) {
   return staged;
 }
 
-std::vector<Expr> StageRewrite::staged_indices(const std::vector<Expr> &indices) {
-  std::vector<Expr> idx = {stage};
+Expr StageRewrite::stage_of(const BufferNode *b) const {
+  return group_stage && grouped.count(b) ? add(group_stage, stage) : stage;
+}
+std::vector<Expr> StageRewrite::staged_indices(const BufferNode *b, const std::vector<Expr> &indices) {
+  std::vector<Expr> idx = {stage_of(b)};
   for (auto &i : indices)
     idx.push_back(mutate(i));
   return idx;
 }
 Expr StageRewrite::mutate_Load(const Expr &self, const LoadNode *n) {
   auto it = staged.find(n->buffer.get());
-  return it == staged.end() ? IRMutator::mutate_Load(self, n) : load(it->second, staged_indices(n->indices));
+  return it == staged.end() ? IRMutator::mutate_Load(self, n) : load(it->second, staged_indices(n->buffer.get(), n->indices));
 }
 Stmt StageRewrite::mutate_Store(const Stmt &self, const StoreNode *n) {
   auto it = staged.find(n->buffer.get());
   return it == staged.end() ? IRMutator::mutate_Store(self, n)
-                            : store(it->second, staged_indices(n->indices), mutate(n->value));
+                            : store(it->second, staged_indices(n->buffer.get(), n->indices), mutate(n->value));
 }
 Region StageRewrite::mutate_region(const Region &r) {
   auto it = staged.find(r.buffer.get());
@@ -134,7 +137,7 @@ Region StageRewrite::mutate_region(const Region &r) {
     return mutate(r);
   Region out;
   out.buffer = it->second;
-  out.begin = {stage};
+  out.begin = {stage_of(r.buffer.get())};
   out.extent = {1};
   for (auto &b : r.begin)
     out.begin.push_back(mutate(b));

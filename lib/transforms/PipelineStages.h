@@ -37,6 +37,10 @@ class StageRewrite : public ir::Substituter {
 public:
   std::map<const ir::BufferNode *, ir::Buffer> staged; // B -> B[stages, ...]
   ir::Expr stage;
+  /// Staged buffers with a set of stages per consumer group (warp-specialize's paired
+  /// blocks): their stage is `group_stage` + `stage`.
+  std::set<const ir::BufferNode *> grouped;
+  ir::Expr group_stage;
 
   ir::Expr mutate_Load(const ir::Expr &self, const ir::LoadNode *n) override;
   ir::Stmt mutate_Store(const ir::Stmt &self, const ir::StoreNode *n) override;
@@ -45,7 +49,8 @@ public:
   ir::Region mutate_region(const ir::Region &r);
 
 private:
-  std::vector<ir::Expr> staged_indices(const std::vector<ir::Expr> &indices);
+  std::vector<ir::Expr> staged_indices(const ir::BufferNode *b, const std::vector<ir::Expr> &indices);
+  ir::Expr stage_of(const ir::BufferNode *b) const;
 };
 
 } // namespace tile::transforms

@@ -20,6 +20,7 @@ struct Life {
   bool async = false;        // filled by asynchronous copies
   std::int64_t offset = 0;
   std::int64_t align = 1;    // its start a multiple of this
+  std::int64_t stride = 0;   // a paired kernel's buffer with a copy per group: bytes between them
 };
 
 bool may_share(const Life &a, const Life &b) {
@@ -47,6 +48,12 @@ Placement place(const Kernel &k, const std::vector<Stmt> &top, std::int64_t alig
       l.align = align;
       if (auto sl = k.shared_layouts.find(d->buffer.get()); sl != k.shared_layouts.end())
         l.align = std::max<std::int64_t>(align, sl->second.alignment);
+      // A paired kernel's buffers other than those both groups use: one copy per group, the
+      // second on the first's alignment.
+      if (k.pair_dim >= 0 && !k.pair_common.count(d->buffer.get()) && l.bytes > 0) {
+        l.stride = (l.bytes + l.align - 1) / l.align * l.align;
+        l.bytes = 2 * l.stride;
+      }
       lives.push_back(l);
     }
   });
@@ -166,8 +173,12 @@ Kernel plan_shared_memory(const Kernel &kernel, const Target &target) {
     }
     k.body = seq(body);
   }
-  for (const Life &l : lives)
+  k.pair_stride.clear();
+  for (const Life &l : lives) {
     k.shared_offsets[l.buffer] = l.offset;
+    if (l.stride > 0)
+      k.pair_stride[l.buffer] = l.stride;
+  }
   k.shared_bytes = total;
   return k;
 }

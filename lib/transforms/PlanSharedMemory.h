@@ -11,7 +11,9 @@
 //   of the first and the first of the second; the pass adds that barrier where the two
 //   would share bytes and there is none. Buffers that asynchronous copies fill (their
 //   bytes may land after the statement that issued them) and buffers no statement touches
-//   share bytes with nothing. Placement is first fit in declaration order.
+//   share bytes with nothing. Placement is first fit in declaration order. In a paired
+//   kernel (Kernel::pair_dim) each buffer not in Kernel::pair_common takes two copies, the
+//   second Kernel::pair_stride bytes (its bytes on its alignment) after the first.
 #pragma once
 
 #include "ir/IR.h"

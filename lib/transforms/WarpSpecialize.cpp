@@ -1,6 +1,7 @@
 #include "transforms/WarpSpecialize.h"
 
 #include <algorithm>
+#include <array>
 #include <set>
 
 #include "analysis/Divisibility.h"
@@ -199,6 +200,14 @@ struct Roles {
   Var tiles; // a persistent grid's count of tiles
   ScalarType it_type = ScalarType::I32;
   bool overlap_remarked = false;
+  /// Paired blocks (Kernel::pair_dim): per copy whether both groups' blocks copy the same
+  /// tile (loaded once into stages both read) or each its own (into stages of its own: the
+  /// staged buffer has 2 S, group w's from w S); the prelude's declarations that read the
+  /// paired block index (each group computes them for itself); the bytes of the shared
+  /// copies, and of one group's own.
+  std::vector<bool> pair_shared;
+  std::vector<Stmt> pair_prelude;
+  std::int64_t shared_tx = 0, own_tx = 0;
 
   Expr imm(std::int64_t v) const { return int_imm(v, it_type); }
   Expr iteration(const Expr &i) const { return cast(loop->var->type, add(loop->begin, mul(i, loop->step))); }
@@ -265,6 +274,91 @@ struct Roles {
     auto pick = if_then_else(m.shares, seq(half), seq(whole));
     pick->loc = p.copy->loc;
     out.push_back(pick);
+  }
+
+  // Paired blocks: the first block of the pair (2i: the group's block index less its group).
+  Expr pair_base() const {
+    const Var &index = k_.block_index[k_.pair_dim];
+    return sub(Expr(index), cast(index->type, binary(BinaryOp::BitAnd, Expr(k_.pair_group), int_imm(1))));
+  }
+  // Group w's view of the kernel: the paired block index as 2i + w, and the prelude's
+  // declarations that read it declared again for w (into `out`), both substituted by `r`.
+  void group_view(int w, StageRewrite &r, std::vector<Stmt> &out) const {
+    const Var &index = k_.block_index[k_.pair_dim];
+    r.vars[index.get()] = add(pair_base(), int_imm(w, index->type));
+    for (const Stmt &x : pair_prelude) {
+      auto d = x->as<DeclareNode>();
+      Var v = make_var(d->var->name + "_" + std::to_string(w), d->var->type);
+      out.push_back(declare(v, r.mutate(d->init)));
+      r.vars[d->var.get()] = v;
+    }
+  }
+  // The iterations each group runs (none where its block is past the grid's end) and the
+  // most of the two, declared into `out`; `views` get the groups' views.
+  std::array<Expr, 3> pair_counts(std::vector<Stmt> &out, StageRewrite (&views)[2]) const {
+    std::array<Expr, 3> n;
+    const Expr extent = cast(ScalarType::I32, k_.grid[k_.pair_dim]);
+    for (int w = 0; w < 2; ++w) {
+      group_view(w, views[w], out);
+      const Expr valid = lt(cast(ScalarType::I32, add(pair_base(), int_imm(w, pair_base()->type))), extent);
+      Var c = make_var("iterations_" + std::to_string(w), it_type);
+      out.push_back(declare(c, select(valid, binary(BinaryOp::Max, views[w].mutate(loop->extent), imm(0)), imm(0))));
+      n[size_t(w)] = c;
+    }
+    Var most = make_var("iterations", it_type);
+    out.push_back(declare(most, binary(BinaryOp::Max, n[0], n[1])));
+    n[2] = most;
+    return n;
+  }
+  // The producer of a pair: each iteration's shared tiles once, and each group's own where
+  // the group runs that iteration, all completing on the stage's one full barrier.
+  std::vector<Stmt> paired_producer() {
+    std::vector<Stmt> out;
+    StageRewrite views[2] = {base, base};
+    const std::array<Expr, 3> n = pair_counts(out, views);
+    Var it = make_var("it", it_type);
+    const Expr stage = binary(BinaryOp::Mod, Expr(it), imm(S)), round = div(Expr(it), imm(S));
+    std::vector<Stmt> body;
+    body.push_back(if_then_else(binary(BinaryOp::GE, Expr(it), imm(S)),
+                                mbar(MbarrierOp::Wait, empty(0, stage), binary(BinaryOp::Mod, add(round, imm(1)), imm(2)))));
+    Expr tx = int_imm(shared_tx);
+    for (int w = 0; w < 2; ++w)
+      tx = add(tx, select(lt(Expr(it), n[size_t(w)]), int_imm(own_tx), int_imm(0)));
+    body.push_back(mbar(MbarrierOp::ArriveExpectTx, full(0, stage), tx));
+    StageRewrite r = base;
+    r.vars[loop->var.get()] = iteration(it);
+    for (size_t c = 0; c < copies.size(); ++c)
+      if (pair_shared[c])
+        loop_copies(c, stage, full(0, stage), r, body);
+    for (int w = 0; w < 2; ++w) {
+      StageRewrite rw = views[w];
+      rw.vars[loop->var.get()] = iteration(it);
+      std::vector<Stmt> own;
+      for (size_t c = 0; c < copies.size(); ++c)
+        if (!pair_shared[c])
+          bulk_copies(copies[c], map_of[c], base.staged.at(copies[c].copy->dst.buffer.get()),
+                      add(imm(std::int64_t(w) * S), stage), full(0, stage), rw, own);
+      body.push_back(if_then_else(lt(Expr(it), n[size_t(w)]), seq(own)));
+    }
+    out.push_back(for_loop(it, imm(0), n[2], ForKind::Serial, seq(body)));
+    return out;
+  }
+  // The consumers of a pair: a group whose block is in the grid runs it, then hands back
+  // unread the stages of the iterations the other group runs past its own.
+  std::vector<Stmt> paired_consumers() {
+    std::vector<Stmt> out;
+    StageRewrite views[2] = {base, base};
+    const std::array<Expr, 3> n = pair_counts(out, views);
+    const Expr valid = lt(cast(ScalarType::I32, Expr(k_.block_index[k_.pair_dim])),
+                          cast(ScalarType::I32, k_.grid[k_.pair_dim]));
+    out.push_back(if_then_else(valid, seq(consumer_tile(nullptr, nullptr))));
+    Var own = make_var("iterations_own", it_type), it = make_var("it", it_type);
+    out.push_back(declare(own, select(valid, binary(BinaryOp::Max, loop->extent, imm(0)), imm(0))));
+    Stmt unread = for_loop(it, Expr(own), sub(n[2], Expr(own)), ForKind::Serial,
+                           seq({wait_full(nullptr, 0, it), hand_back(nullptr, 0, it)}));
+    unread->loc = loop->loc;
+    out.push_back(unread);
+    return out;
   }
 
   // The producer's work for one tile: `done` loop iterations of earlier tiles (null: none)
@@ -628,7 +722,7 @@ class Specializer {
 public:
   Specializer(Kernel &k, const Target &t, const WarpSpecializeOptions &o)
       : k_(k), t_(t), stages_(o.stages), overlap_(o.overlap_gemms), pingpong_(o.pingpong), bulk_store_(o.bulk_store),
-        multicast_(o.multicast) {}
+        multicast_(o.multicast), pair_blocks_(o.pair_blocks) {}
 
   /// Specializes the first top-level pipelined loop with a warpgroup gemm; false (with a
   /// remark where one was found) when it cannot.
@@ -657,6 +751,8 @@ private:
   const bool pingpong_; // pingpong (on unless pingpong=off)
   const bool bulk_store_; // bulk-store (on unless bulk-store=off)
   const bool multicast_;  // multicast (on unless multicast=off)
+  const bool pair_blocks_; // pair-blocks=on
+  int groups_ = 1;         // consumer groups a launched block: 2 where blocks are paired
   bool remarked_ = false;
 
   int stages_of(const ForNode *f) const { return stages_ > 0 ? stages_ : f->stages; }
@@ -1003,7 +1099,10 @@ private:
         std::int64_t align = base;
         if (auto sl = k_.shared_layouts.find(b); sl != k_.shared_layouts.end())
           align = std::max<std::int64_t>(align, sl->second.alignment);
-        total += align - 1 + k_.storage_elements(b) * bytes(b->dtype);
+        std::int64_t one = k_.storage_elements(b) * bytes(b->dtype);
+        if (groups_ > 1 && !k_.pair_common.count(b)) // (a copy per group: plan-shared-memory)
+          one = groups_ * ((one + align - 1) / align * align);
+        total += align - 1 + one;
       });
     // And the scratch that lower-fragments declares later for reductions across warps: per
     // element of the destination, one partial result (in the reduction's type) a warp of the
@@ -1019,7 +1118,7 @@ private:
           if (g.thread && g.dim == r->dim && g.extent > 1)
             warps *= g.stride >= t_.warp_size ? g.extent : std::max<std::int64_t>(1, g.stride * g.extent / t_.warp_size);
         if (warps > 1)
-          total += base - 1 + r->dst->num_elements() * warps *
+          total += base - 1 + groups_ * r->dst->num_elements() * warps *
                                   bytes(reduce_accum_type(r->reduce_kind, r->src->dtype, r->dst->dtype));
       });
     return total;
@@ -1051,8 +1150,9 @@ private:
   /// at launch (multiples of 8, at most the target's 255), the producer's given back down
   /// to kProducerRegisters and shared among the consumers (setmaxnreg's split, taken where
   /// it gives them more). One block where none fits.
-  Occupancy occupancy(int only, std::int64_t shared) const {
-    const int total = k_.threads + t_.warpgroup_threads();
+  Occupancy occupancy(int only, std::int64_t shared, int groups = 0) const {
+    const int consumers = (groups > 0 ? groups : groups_) * k_.threads;
+    const int total = consumers + t_.warpgroup_threads();
     const std::int64_t need = consumer_registers_needed();
     std::string why = only > 0 ? "a persistent grid takes one block an SM" : "";
     for (int b = only > 0 ? only : 4; b >= 1; --b) {
@@ -1061,7 +1161,7 @@ private:
       o.need = need;
       o.launch_registers = std::min(t_.max_registers_per_thread, t_.register_file / (b * total)) / 8 * 8;
       const int raised = o.launch_registers +
-                         t_.warpgroup_threads() * (o.launch_registers - kProducerRegisters) / k_.threads / 8 * 8;
+                         t_.warpgroup_threads() * (o.launch_registers - kProducerRegisters) / consumers / 8 * 8;
       o.split = o.launch_registers > kProducerRegisters && raised > o.launch_registers &&
                 raised <= t_.max_registers_per_thread;
       o.consumer_registers = o.split ? raised : o.launch_registers;
@@ -1795,7 +1895,7 @@ private:
                         " are bulk tensor copies (TMA, " + swizzled + ") by a producer warpgroup of " +
                         std::to_string(t_.warpgroup_threads()) + " threads" +
                         (occ.split ? " (" + std::to_string(kProducerRegisters) + " registers each)" : "") + "; the " +
-                        std::to_string(r.NT) + " consumer threads" +
+                        std::to_string(r.NT * groups_) + " consumer threads" +
                         (occ.split ? " take " + std::to_string(occ.consumer_registers) + " registers each and" : "") +
                         " hand stages back through mbarriers"});
     k_.remarks.push_back({r.loop->loc, std::to_string(occ.blocks) +
@@ -1810,6 +1910,95 @@ private:
                             std::to_string(p.boxes) + (p.boxes == 1 ? " box" : " boxes") + " of " +
                             std::to_string(p.rows) + "x" + std::to_string(p.box_cols) + ") from shared '" +
                             p.tile->name + "' (128-byte swizzle), which one consumer thread issues"});
+  }
+
+  /// Paired blocks (pair-blocks=on; not with a persistent grid, the overlap, multicast or
+  /// more than one warpgroup of the kernel's own): each launched block runs two neighbouring
+  /// blocks of the grid along a dimension d (2i and 2i + 1), a consumer group each, and the
+  /// producer loads the loop's tiles whose coordinates do not read block index d once for
+  /// both, the others for each group. d is the dimension whose shared tiles are the most
+  /// bytes (the first of equals), where the grid's extent along it, and the loop's first
+  /// value and step, read only what the producer may read and not block index d (each
+  /// group may run its own count of iterations). Taken where the pair's shared memory fits
+  /// and it has at least as many consumer warpgroups an SM as the blocks alone (up to two).
+  /// The remark says why not where the option asks for it.
+  struct PairPlan {
+    int dim = -1;
+    std::vector<bool> shared; // per copy
+    std::vector<Stmt> prelude; // the prelude's declarations that read block index dim
+    std::int64_t shared_bytes = 0, own_bytes = 0;
+  };
+  std::optional<PairPlan> plan_pairs(const std::vector<Stmt> &top, size_t at, const LoopPlan &plan, bool persistent,
+                                     bool overlap, bool prologue) {
+    if (!pair_blocks_)
+      return std::nullopt;
+    const ForNode *loop = plan.loop;
+    auto refuse = [&](const std::string &why) -> std::optional<PairPlan> {
+      k_.remarks.push_back({loop->loc, "blocks not paired: " + why});
+      return std::nullopt;
+    };
+    if (k_.threads != t_.warpgroup_threads())
+      return refuse("the kernel has " + std::to_string(k_.threads) + " threads (a pair takes a warpgroup for each "
+                    "block)");
+    if (persistent || prologue)
+      return refuse("the grid is persistent");
+    if (overlap)
+      return refuse("the last gemm overlaps the next iteration");
+    if (k_.cluster > 1)
+      return refuse("the blocks are launched in clusters (multicast)");
+    const Reads reads = reads_before(top, at);
+    PairPlan best;
+    for (int d = 0; d < k_.grid_rank; ++d) {
+      const VarNode *index = k_.block_index[d].get();
+      std::set<const VarNode *> grid_reads;
+      free_vars(k_.grid[d], grid_reads);
+      if (reads_memory(k_.grid[d]) ||
+          std::any_of(grid_reads.begin(), grid_reads.end(), [&](const VarNode *v) { return !plan.known.count(v); }))
+        continue;
+      bool bounds = false;
+      for (const Expr &e : {loop->begin, loop->step})
+        bounds |= e && reads(e).count(index) > 0;
+      if (bounds)
+        continue;
+      PairPlan p;
+      p.dim = d;
+      for (const BulkCopyPlan &c : plan.copies) {
+        bool own = false;
+        for (const Expr &b : c.copy->src.begin)
+          own |= reads(b).count(index) > 0;
+        p.shared.push_back(!own);
+        (own ? p.own_bytes : p.shared_bytes) += c.bytes;
+      }
+      if (p.shared_bytes > best.shared_bytes)
+        best = p;
+    }
+    if (best.dim < 0)
+      return refuse("no dimension of the grid has neighbouring blocks that copy the same tiles in the loop");
+    for (const Stmt &x : plan.prelude)
+      if (reads(x->as<DeclareNode>()->init).count(k_.block_index[best.dim].get()))
+        best.prelude.push_back(x);
+    // The shared memory and registers with and without the pair: the loop's tiles (the own
+    // ones twice), the other buffers (twice).
+    std::vector<Stmt> others = plan.before;
+    others.insert(others.end(), plan.consumers.begin(), plan.consumers.end());
+    others.insert(others.end(), top.begin() + long(at) + 1, top.end());
+    const std::int64_t stages = plan.stages, rest = shared_bytes(others);
+    std::int64_t alone = rest, paired = 2 * rest;
+    for (size_t c = 0; c < plan.copies.size(); ++c) {
+      alone += stages * plan.copies[c].bytes + t_.bulk_copy_alignment;
+      paired += (best.shared[c] ? 1 : 2) * stages * plan.copies[c].bytes + t_.bulk_copy_alignment;
+    }
+    const Occupancy one = occupancy(0, alone, 1), two = occupancy(0, paired, 2);
+    if (t_.max_shared_bytes > 0 && paired > t_.max_shared_bytes)
+      return refuse("the pair's shared memory, about " + std::to_string(paired) + " bytes, is more than a block may "
+                    "have (" + std::to_string(t_.max_shared_bytes) + ")");
+    if (two.consumer_registers < two.need)
+      return refuse("the pair's consumers would have " + std::to_string(two.consumer_registers) +
+                    " registers a thread, of about " + std::to_string(two.need) + " they need");
+    if (2 * two.blocks < std::min(one.blocks, 2))
+      return refuse("it would leave " + std::to_string(2 * two.blocks) + " consumer warpgroups an SM, not " +
+                    std::to_string(one.blocks));
+    return best;
   }
 
   bool specialize(const std::vector<Stmt> &top, size_t at) {
@@ -1884,9 +2073,26 @@ private:
     r.E = any_early ? 0 : -1;
     r.L = any_late ? r.G - 1 : -1;
     const int G = r.G;
-    for (const BulkCopyPlan &p : copies) { // in the program's order
+    // Paired blocks: each copy shared by both groups, or each group's own (2 S stages).
+    const std::optional<PairPlan> pairs = plan_pairs(top, at, *plan, persistent, overlap.has_value(), !prologue.empty());
+    if (pairs) {
+      groups_ = 2;
+      k_.pair_dim = pairs->dim;
+      k_.pair_group = make_var("pair_group", ScalarType::I32);
+      r.pair_shared = pairs->shared;
+      r.pair_prelude = pairs->prelude;
+      r.shared_tx = pairs->shared_bytes;
+      r.own_tx = pairs->own_bytes;
+    }
+    for (size_t c = 0; c < copies.size(); ++c) { // in the program's order
+      const BulkCopyPlan &p = copies[c];
       const BufferNode *b = p.copy->dst.buffer.get();
-      r.base.staged[b] = staged_buffer(k_, b, S);
+      const bool own = pairs && !pairs->shared[c];
+      r.base.staged[b] = staged_buffer(k_, b, own ? 2 * S : S);
+      if (own)
+        r.base.grouped.insert(b);
+      if (pairs)
+        k_.pair_common.insert(r.base.staged[b].get());
       if (p.stage_pitch) // B[n] staged as B[S, n], its rows (the stages) stage_pitch apart
         k_.shared_layouts[r.base.staged[b].get()] = SharedLayout{p.stage_pitch};
       staged_decls.push_back(decl_buffer(r.base.staged[b]));
@@ -1900,6 +2106,8 @@ private:
     r.slot_empty = r.slot_full + 1;
     r.bars = make_buffer("barriers", Scope::Shared, ScalarType::U64, {r.slot_full + (persistent ? 2 : 0)});
     r.bars->loc = loop->loc;
+    if (pairs)
+      k_.pair_common.insert(r.bars.get());
     staged_decls.push_back(decl_buffer(r.bars));
     if (persistent) {
       r.slot = make_buffer("next_tile", Scope::Shared, ScalarType::I32, {1});
@@ -1921,13 +2129,16 @@ private:
     for (auto &p : prologue)
       r.prologue_bytes += p.bytes;
     r.warpgroup = div(tid, int_imm(t_.warpgroup_threads()));
+    if (pairs) // (group g's stages of its own tiles from g S)
+      r.base.group_stage = cast(r.it_type, mul(Expr(k_.pair_group), int_imm(S)));
     r.own_turn = add(int_imm(2), r.warpgroup);
     r.other_turn = sub(int_imm(3), r.warpgroup);
 
     Var s = make_var("s", ScalarType::I32);
     // (Where the blocks of a cluster share a tile, both blocks' consumers hand each stage back.)
-    const Expr empty_count =
-        r.pair_shares ? select(r.pair_shares, int_imm(2 * NT), int_imm(NT)) : int_imm(NT);
+    const Expr empty_count = pairs ? int_imm(2 * NT)
+                             : r.pair_shares ? select(r.pair_shares, int_imm(2 * NT), int_imm(NT))
+                                             : int_imm(NT);
     std::vector<Stmt> inits = {
         for_loop(s, int_imm(0), int_imm(std::int64_t(G) * S), ForKind::Serial,
                  seq({r.mbar(MbarrierOp::Init, s, int_imm(1)),
@@ -1940,7 +2151,11 @@ private:
       inits.push_back(r.mbar(MbarrierOp::Init, int_imm(r.slot_full), int_imm(1)));
       inits.push_back(r.mbar(MbarrierOp::Init, int_imm(r.slot_empty), int_imm(NT)));
     }
-    Stmt init = if_then_else(binary(BinaryOp::EQ, tid, int_imm(0)), seq(inits));
+    // (A paired kernel's thread index is the one in its group: the first group's first.)
+    Expr first = binary(BinaryOp::EQ, tid, int_imm(0));
+    if (pairs)
+      first = logical_and(first, binary(BinaryOp::EQ, Expr(k_.pair_group), int_imm(0)));
+    Stmt init = if_then_else(first, seq(inits));
 
     if (!overlap && !no_overlap.empty())
       k_.remarks.push_back({consumers.back()->loc, "gemm not overlapped with the next iteration: " + no_overlap});
@@ -1972,7 +2187,11 @@ private:
     // syncs on that arrival at the end, so that each barrier is left as it started.
     if (turns)
       consumer_side.push_back(if_then_else(binary(BinaryOp::EQ, r.warpgroup, int_imm(1)), r.turn(true, int_imm(2))));
-    if (!persistent) {
+    if (pairs) {
+      producer_side.push_back(if_then_else(binary(BinaryOp::EQ, tid, int_imm(0)), seq(r.paired_producer())));
+      for (const Stmt &x : r.paired_consumers())
+        consumer_side.push_back(x);
+    } else if (!persistent) {
       producer_side.push_back(
           if_then_else(binary(BinaryOp::EQ, tid, int_imm(NT)), seq(r.producer_tile(nullptr, nullptr))));
       for (const Stmt &x : r.consumer_tile(nullptr, nullptr))
@@ -2001,7 +2220,20 @@ private:
     }
     if (turns)
       consumer_side.push_back(if_then_else(binary(BinaryOp::EQ, r.warpgroup, int_imm(0)), r.turn(false, int_imm(2))));
-    out.push_back(if_then_else(binary(BinaryOp::GE, tid, int_imm(NT)), seq(producer_side), seq(consumer_side)));
+    const Expr producer = pairs ? binary(BinaryOp::GE, Expr(k_.pair_group), int_imm(2))
+                                : binary(BinaryOp::GE, tid, int_imm(NT));
+    out.push_back(if_then_else(producer, seq(producer_side), seq(consumer_side)));
+    if (pairs) {
+      std::string shared, own;
+      for (size_t c = 0; c < copies.size(); ++c)
+        (pairs->shared[c] ? shared : own) += ((pairs->shared[c] ? shared : own).empty() ? "'" : ", '") +
+                                             copies[c].copy->dst.buffer->name + "'";
+      static const char *axes[] = {"x", "y", "z"};
+      k_.remarks.push_back({loop->loc, std::string("blocks in pairs along the grid's ") + axes[pairs->dim] +
+                                           ": a launched block runs blocks 2i and 2i + 1, a consumer warpgroup each, "
+                                           "and its producer loads the tiles of " + shared + " once for both" +
+                                           (own.empty() ? "" : " (" + own + " for each)")});
+    }
     k_.body = seq(out);
     k_.producer_threads = t_.warpgroup_threads();
 

@@ -139,6 +139,10 @@ struct WarpSpecializeOptions {
   /// launched as a cluster of two and load half of it each, for both (see
   /// Specializer::plan_multicast), where they can.
   bool multicast = false;
+  /// The option pair-blocks=on: a launched block runs two neighbouring blocks of the grid,
+  /// a consumer warpgroup each, whose loop copies the same tiles for both (see
+  /// Specializer::plan_pairs), where they can.
+  bool pair_blocks = false;
 };
 
 ir::Kernel warp_specialize(const ir::Kernel &kernel, const ir::Target &target, const WarpSpecializeOptions &options = {});

@@ -49,7 +49,7 @@ void GpuEmitter::run() {
 }
 
 std::string GpuEmitter::launch_bounds() const {
-  return "__launch_bounds__(" + std::to_string(k_.threads + k_.producer_threads) + ")";
+  return "__launch_bounds__(" + std::to_string(k_.launch_threads()) + ")";
 }
 
 std::int64_t GpuEmitter::finish(std::ostringstream &os, const std::string &body) {
@@ -96,9 +96,17 @@ void GpuEmitter::params() {
 }
 
 void GpuEmitter::block_coordinates() {
-  if (k_.thread_index) {
+  // A paired kernel (Kernel::pair_dim): the thread's group, and its index in the group.
+  if (k_.pair_dim >= 0) {
+    if (!k_.thread_index || !k_.pair_group || k_.persistent)
+      throw std::logic_error("codegen: paired kernel '" + k_.display_name + "' without its thread and group indices");
+    line("const int32_t " + var(k_.pair_group) + " = (int32_t)threadIdx.x / " + std::to_string(k_.threads) + ";");
+    ranges_[k_.pair_group.get()] = {0, (k_.launch_threads() - 1) / k_.threads};
+    line("const int32_t " + var(k_.thread_index) + " = (int32_t)threadIdx.x % " + std::to_string(k_.threads) + ";");
+    ranges_[k_.thread_index.get()] = {0, k_.threads - 1};
+  } else if (k_.thread_index) {
     line("const int32_t " + var(k_.thread_index) + " = (int32_t)threadIdx.x;");
-    ranges_[k_.thread_index.get()] = {0, k_.threads + k_.producer_threads - 1};
+    ranges_[k_.thread_index.get()] = {0, k_.launch_threads() - 1};
   }
   // (A persistent kernel declares its block indices for each tile it takes.)
   if (k_.persistent)
@@ -109,9 +117,22 @@ void GpuEmitter::block_coordinates() {
   for (int d = 0; d < 3; ++d)
     if (k_.block_index[d])
       line("const " + type_name(k_.block_index[d]->type) + " " + var(k_.block_index[d]) + " = (" +
-           type_name(k_.block_index[d]->type) + ")" + blk_ + "." + axes[d] + ";");
+           type_name(k_.block_index[d]->type) + ")" + block_coordinate(d) + ";");
   if (k_.cluster > 1)
     cluster_coordinates();
+}
+
+std::string GpuEmitter::block_coordinate(int d) {
+  static const char *axes[] = {"x", "y", "z"};
+  const std::string launched = blk_ + "." + axes[d];
+  if (d != k_.pair_dim)
+    return launched;
+  // (The producer, group 2, takes the first block's.)
+  return "(2 * " + launched + " + (" + var(k_.pair_group) + " & 1))";
+}
+
+std::string GpuEmitter::thread_in_block() {
+  return k_.pair_dim >= 0 ? var(k_.thread_index) : "(int32_t)threadIdx.x";
 }
 
 void GpuEmitter::cluster_coordinates() {
@@ -142,13 +163,17 @@ void GpuEmitter::emit_decl_buffer(const DeclBufferNode *n) {
     throw std::logic_error("codegen: shared buffer '" + b->name + "' was not placed (plan-shared-memory)");
   // (Not __restrict__ where another buffer has its bytes in turn.)
   const std::string restrict_ = k_.shared_reused.count(b.get()) ? " *" : " *__restrict__ ";
-  line(t + restrict_ + buffer(b) + " = reinterpret_cast<" + t + " *>(tile_smem + " + std::to_string(it->second) + ");");
+  // (In a paired kernel, a buffer with a copy per group: its group's.)
+  std::string at = std::to_string(it->second);
+  if (auto stride = k_.pair_stride.find(b.get()); stride != k_.pair_stride.end())
+    at += " + (" + var(k_.pair_group) + " & 1) * " + std::to_string(stride->second);
+  line(t + restrict_ + buffer(b) + " = reinterpret_cast<" + t + " *>(tile_smem + " + at + ");");
 }
 
 void GpuEmitter::once(const std::function<void()> &emit) {
   if (threads_depth_ > 0)
     return emit();
-  line("if (threadIdx.x == 0) {");
+  line("if (" + thread_in_block() + " == 0) {");
   ++indent_;
   emit();
   --indent_;
@@ -198,7 +223,7 @@ void GpuEmitter::emit_for(const ForNode *n) {
   const std::string v = var(n->var), t = type_name(n->var->type);
   const std::string T = std::to_string(k_.threads);
   const std::string start =
-      is_const_int(n->begin, 0) ? "(int32_t)threadIdx.x" : expr(n->begin, P_Add) + " + (int32_t)threadIdx.x";
+      is_const_int(n->begin, 0) ? thread_in_block() : expr(n->begin, P_Add) + " + " + thread_in_block();
   line("for (" + t + " " + v + " = " + start + "; " + v + " < " + expr(add(n->begin, n->extent), P_Rel + 1) + "; " +
        v + " += " + T + ") {");
   ++threads_depth_;
@@ -282,7 +307,8 @@ void GpuEmitter::emit_barrier(const BarrierNode *n) {
 }
 
 std::pair<std::string, std::string> GpuEmitter::print_prefix() {
-  return {"[block %lld,%lld,%lld]", "(long long)" + blk_ + ".x, (long long)" + blk_ + ".y, (long long)" + blk_ + ".z"};
+  return {"[block %lld,%lld,%lld]", "(long long)" + block_coordinate(0) + ", (long long)" + block_coordinate(1) +
+                                        ", (long long)" + block_coordinate(2)};
 }
 
 void GpuEmitter::emit_print(const PrintNode *n) {

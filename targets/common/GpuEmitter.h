@@ -60,8 +60,14 @@ protected:
   /// An asynchronous vector move (global to shared without registers): by default an error.
   virtual void emit_async_move(const ir::VectorMoveNode *n, const std::string &dst, const std::string &src, int i);
 
+  /// The block's index along dimension d as the kernel's code sees it: the launch's, or in a
+  /// paired kernel (Kernel::pair_dim) along that dimension the group's block of the pair.
+  std::string block_coordinate(int d);
+  /// The thread's index in its block: the launch's, or in a paired kernel its group's.
+  std::string thread_in_block();
+
   /// Work outside Threads loops runs in every thread; what must happen once per block is
-  /// given to thread 0.
+  /// given to thread 0 (a paired kernel: of each group).
   void once(const std::function<void()> &emit);
   /// Register `r` of a buffer of registers: a u32 or f32 element, or two 16-bit elements
   /// packed (the first in the low half).

@@ -42,7 +42,7 @@ private:
   /// thread the SM's registers over those blocks' threads, which setmaxnreg then moves
   /// between the warpgroups (it needs the bound).
   std::string launch_bounds() const override {
-    return "__launch_bounds__(" + std::to_string(k_.threads + k_.producer_threads) +
+    return "__launch_bounds__(" + std::to_string(k_.launch_threads()) +
            (k_.blocks_per_sm > 0 ? ", " + std::to_string(k_.blocks_per_sm) : "") + ")";
   }
   /// Tensor maps after the parameters, in the order of Kernel::tensor_maps (the runtime
@@ -170,11 +170,13 @@ private:
 
   void emit_proxy_fence() override { line("tile_cuda::fence_proxy_async_shared();"); }
 
-  /// With a producer warpgroup, a barrier of the kernel's own threads is a named one (1):
-  /// the producer's threads never reach it.
+  /// With a producer warpgroup, a barrier of the kernel's own threads is a named one (1;
+  /// in a paired kernel 1 + the group): the producer's threads never reach it.
   void emit_barrier(const BarrierNode *n) override {
     if (n->cluster)
       line("tile_cuda::cluster_sync();");
+    else if (k_.producer_threads && !n->whole_block && k_.pair_dim >= 0) // (each group its own)
+      line("tile_cuda::named_barrier_sync<" + std::to_string(k_.threads) + ">(1 + " + var(k_.pair_group) + ");");
     else if (k_.producer_threads && !n->whole_block)
       line("tile_cuda::named_barrier<1, " + std::to_string(k_.threads) + ">();");
     else

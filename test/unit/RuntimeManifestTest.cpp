@@ -159,6 +159,34 @@ TEST(RuntimeManifest, ReadsClusters) {
   }
 }
 
+TEST(RuntimeManifest, ReadsPairedBlocks) {
+  Manifest m = parse_manifest("tile-image 2\ntarget cuda\n"
+                              "kernel _Z1kv k 384 0 t9x2,t9x2,t0x2 k\n"
+                              "tmap 0 64 128x32\n"
+                              "pair 1\n"
+                              "fallback k_fallback 128 0\n"
+                              "kernel _Z1jv j 256 0 t9x2 j\n"
+                              "tmap 0 128 128x64\n"
+                              "fallback j_fallback 128 0\n");
+  ASSERT_EQ(m.kernels.size(), 2u);
+  EXPECT_EQ(m.kernels[0].pair_dim, 1);
+  EXPECT_EQ(m.kernels[1].pair_dim, -1);
+  const std::string head = "tile-image 2\ntarget cuda\nkernel _Z1kv k 384 0 t9x2 k\n";
+  for (const char *bad : {
+           "pair 0\n",                                                  // no tensor maps
+           "tmap 0 128 128x64\npair 0\npair 0\nfallback k_f 256 0\n",   // twice
+           "tmap 0 128 128x64\nfallback k_f 256 0\npair 0\n",           // after the fallback
+           "tmap 0 128 128x64\npair 3\nfallback k_f 256 0\n",           // no such dimension
+           "tmap 0 128 128x64\npair -1\nfallback k_f 256 0\n",          // negative
+           "tmap 0 128 128x64\npair\nfallback k_f 256 0\n",             // no dimension
+           "tmap 0 128 128x64\npair 0 x\nfallback k_f 256 0\n",         // more
+           "tmap 0 128 128x64\npersistent\npair 0\nfallback k_f 256 0\n", // and persistent
+           "tmap 0 128 128x64\ncluster 2\npair 0\nfallback k_f 256 0\n"}) { // and clusters
+    SCOPED_TRACE(bad);
+    EXPECT_THROW(parse_manifest(head + bad), tile::error);
+  }
+}
+
 TEST(RuntimeManifest, AcceptsAMissingFinalNewlineAndNoKernels) {
   EXPECT_EQ(parse_manifest("tile-image 1\ntarget cuda").target, "cuda");
   EXPECT_TRUE(parse_manifest("tile-image 1\ntarget hip\n").kernels.empty());

@@ -1,7 +1,7 @@
 // Bad plugin options are errors that say what is accepted.
 // RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-bogus=1 %s 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // UNKNOWN: error: tile plugin: unknown option 'bogus'; the options are targets=, print-after=
-// UNKNOWN-SAME: overlap-gemms=, pingpong=, bulk-store=, multicast=, stages=
+// UNKNOWN-SAME: overlap-gemms=, pingpong=, bulk-store=, multicast=, pair-blocks=, stages=
 // RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=gpu %s 2>&1 | FileCheck %s --check-prefix=TARGET
 // TARGET: error: tile plugin: unknown target 'gpu' in targets=
 // RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-print-after=nonsense %s 2>&1 | FileCheck %s --check-prefix=PASS
@@ -24,6 +24,8 @@
 // BULK-STORE: error: tile plugin: bulk-store=tma: expected bulk-store=on (a warp-specialized kernel's epilogue copies into tensors go by bulk tensor stores; the default) or bulk-store=off
 // RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-multicast=2 %s 2>&1 | FileCheck %s --check-prefix=MULTICAST
 // MULTICAST: error: tile plugin: multicast=2: expected multicast=on (a warp-specialized loop's tiles that neighbouring blocks share are loaded once for both, in clusters of two) or multicast=off (the default)
+// RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-pair-blocks=yes %s 2>&1 | FileCheck %s --check-prefix=PAIR-BLOCKS
+// PAIR-BLOCKS: error: tile plugin: pair-blocks=yes: expected pair-blocks=on (a warp-specialized kernel's launched block runs two of the grid's blocks, a consumer warpgroup each, and loads the loop's tiles they share once) or pair-blocks=off
 // RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-stages=0 %s 2>&1 | FileCheck %s --check-prefix=STAGES
 // STAGES: error: tile plugin: stages=0: expected a stage count from 1 to 16 for every pipelined loop
 #include <tile/tile.h>

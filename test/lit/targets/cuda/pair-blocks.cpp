@@ -1,0 +1,164 @@
+// pair-blocks=on, sm_90a: a warp-specialized kernel of one warpgroup whose loop copies some
+// tiles that neighbouring blocks share gets each launched block running two blocks of the
+// grid (2i and 2i + 1 along the dimension whose shared tiles are the most bytes), a consumer
+// group each and one producer: the shared tiles are loaded once a stage, each group's own
+// into stages of its own (the staged buffer has 2 S, group g's from g S), all on the stage's
+// one full barrier, whose bytes count the groups that run the iteration. The empty barriers
+// count both groups' consumers. Each group computes the prelude's declarations that read the
+// paired block index for both blocks, so that the producer loads the most iterations of the
+// two and a group with fewer hands the rest back unread; a group whose block is past the
+// grid's end runs nothing else. The codegen declares the group (the thread's index / 128),
+// the thread's index in its group, and the paired block index as 2i + the group; each group
+// has its own barrier (1 + the group) and its own copy of the other shared buffers.
+// REQUIRES: nvcc
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-print-after=warp-specialize \
+// RUN:   -fplugin-arg-tile-pair-blocks=on -fplugin-arg-tile-bulk-store=off %s 2>&1 | FileCheck %s
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-print-after=codegen \
+// RUN:   -fplugin-arg-tile-pair-blocks=on %s 2>&1 | FileCheck %s --check-prefix=CODE
+// RUN: %tile-cxx -c -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-remarks -fplugin-arg-tile-pair-blocks=on \
+// RUN:   %s -o %t.o 2>&1 | FileCheck %s --check-prefix=REMARK
+// Off (the default): no pairs.
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-remarks %s 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=OFF
+// OFF-NOT: blocks in pairs
+// OFF-NOT: not paired
+// OFF: remark: [cuda:sm_90a] 2 blocks an SM expected
+
+#include <tile/tile.h>
+
+namespace T = tile;
+using T::bf16;
+
+// The seed's GEMM: A's tile reads by, B's bx; both 8 KiB: the pair goes along x (the first),
+// sharing A's tile.
+// CHECK-LABEL: kernel gemm(
+// CHECK-NEXT: threads(128) producer_threads(128) paired(bx, pair_group) blocks_per_sm(1)
+// CHECK: shared As: bf16[3, 128, 32]
+// CHECK-NEXT: shared Bs: bf16[6, 32, 128]
+// CHECK: if (tid == 0 && pair_group == 0) {
+// CHECK: mbarrier_init(barriers[s + 3], count 256)
+// CHECK: if (pair_group >= 2) {
+// CHECK: if (tid == 0) {
+// CHECK-NEXT: var iterations_0: i32 = select(bx - (pair_group & 1) < (N + 128 - 1) / 128, max((K + 32 - 1) / 32, 0), 0)
+// CHECK-NEXT: var iterations_1: i32 = select(bx - (pair_group & 1) + 1 < (N + 128 - 1) / 128, max((K + 32 - 1) / 32, 0), 0)
+// CHECK-NEXT: var iterations: i32 = max(iterations_0, iterations_1)
+// CHECK-NEXT: for it in serial(0, iterations) {
+// CHECK: mbarrier_arrive_expect_tx(barriers[it % 3], bytes 8192 + select(it < iterations_0, 8192, 0) + select(it < iterations_1, 8192, 0))
+// CHECK-NEXT: bulk_copy(As + it % 3 * 4096 <- tensor_map0[by * 128, it * 32], barriers[it % 3])
+// CHECK-NEXT: if (it < iterations_0) {
+// CHECK-NEXT: bulk_copy(Bs + it % 3 * 4096 <- tensor_map1[it * 32, (bx - (pair_group & 1)) * 128], barriers[it % 3])
+// CHECK: if (it < iterations_1) {
+// CHECK-NEXT: bulk_copy(Bs + (3 + it % 3) * 4096 <- tensor_map1[it * 32, (bx - (pair_group & 1) + 1) * 128], barriers[it % 3])
+// The consumers: the group's block where it is in the grid; B's tile from the group's stages.
+// CHECK: registers_up_to(232)
+// CHECK: if (bx < (N + 128 - 1) / 128) {
+// CHECK: gemm(As[it.1 % 3, 0 +: 128, 0 +: 32], Bs[pair_group * 3 + it.1 % 3, 0 +: 32, 0 +: 128], acc)
+// CHECK: var iterations_own: i32 = select(bx < (N + 128 - 1) / 128, max((K + 32 - 1) / 32, 0), 0)
+// CHECK-NEXT: for it.2 in serial(iterations_own, iterations.1 - iterations_own) {
+// CHECK-NEXT: mbarrier_wait(barriers[it.2 % 3], parity it.2 / 3 % 2)
+// CHECK-NEXT: mbarrier_arrive(barriers[it.2 % 3 + 3])
+[[tile::kernel]] void gemm(T::tensor<const bf16, 2> A, T::tensor<const bf16, 2> B, T::tensor<float, 2> C) {
+  const int M = A.size(0), K = A.size(1), N = B.size(1);
+  auto [bx, by] = T::grid(T::ceildiv(N, 128), T::ceildiv(M, 128), T::threads(128));
+  T::shared<bf16, 128, 32> As;
+  T::shared<bf16, 32, 128> Bs;
+  T::fragment<float, 128, 128> acc;
+  T::clear(acc);
+  for (int k : T::pipelined(T::ceildiv(K, 32), T::stages(3))) {
+    T::copy(A.at(by * 128, k * 32), As);
+    T::copy(B.at(k * 32, bx * 128), Bs);
+    T::gemm(As, Bs, acc);
+  }
+  T::copy(acc, C.at(by * 128, bx * 128));
+}
+
+// A loop whose count reads the block index (attention's causal loop): each group computes
+// both blocks' counts, the declaration they read included, for the block index of each.
+// CHECK-LABEL: kernel triangle(
+// CHECK-NEXT: paired(bx, pair_group)
+// CHECK: var steps_0: i32 = min((K + 64 - 1) / 64, bx - (pair_group & 1) + 1)
+// CHECK-NEXT: var iterations_0: i32 = select(bx - (pair_group & 1) < (M + 64 - 1) / 64, max(steps_0, 0), 0)
+// CHECK-NEXT: var steps_1: i32 = min((K + 64 - 1) / 64, bx - (pair_group & 1) + 1 + 1)
+// CHECK-NEXT: var iterations_1: i32 = select(bx - (pair_group & 1) + 1 < (M + 64 - 1) / 64, max(steps_1, 0), 0)
+// The consumers' own loop runs the block's own count.
+// CHECK: for it.1 in serial(0, steps) {
+// CHECK: var iterations_own: i32 = select(bx < (M + 64 - 1) / 64, max(steps, 0), 0)
+[[tile::kernel]] void triangle(T::tensor<const bf16, 2> X, T::tensor<const bf16, 2> W, T::tensor<float, 2> Y) {
+  const int M = X.size(0), K = X.size(1);
+  auto [bx] = T::grid(T::ceildiv(M, 64), T::threads(128));
+  const int steps = T::min(T::ceildiv(K, 64), bx + 1);
+  T::shared<bf16, 64, 64> Xs;
+  T::shared<bf16, 64, 128> Ws;
+  T::fragment<float, 64, 128> acc;
+  T::clear(acc);
+  for (int k : T::pipelined(steps, T::stages(2))) {
+    T::copy(X.at(bx * 64, k * 64), Xs);
+    T::copy(W.at(k * 64, 0), Ws);
+    T::gemm(Xs, Ws, acc);
+  }
+  T::copy(acc, Y.at(bx * 64, 0));
+}
+
+// REMARK: pair-blocks.cpp:[[@LINE-35]]:3: remark: [cuda:sm_90a] blocks in pairs along the grid's x: a launched block runs blocks 2i and 2i + 1, a consumer warpgroup each, and its producer loads the tiles of 'As' once for both ('Bs' for each)
+// Every tile reads both block indices: nothing to share.
+// REMARK: pair-blocks.cpp:[[@LINE+8]]:3: remark: [cuda:sm_90a] blocks not paired: no dimension of the grid has neighbouring blocks that copy the same tiles in the loop
+[[tile::kernel]] void diagonal(T::tensor<const bf16, 2> A, T::tensor<const bf16, 2> B, T::tensor<float, 2> C) {
+  const int N = B.size(1);
+  auto [bx, by] = T::grid(T::ceildiv(N, 128), T::ceildiv(N, 128), T::threads(128));
+  T::shared<bf16, 128, 64> As;
+  T::shared<bf16, 64, 128> Bs;
+  T::fragment<float, 128, 128> acc;
+  T::clear(acc);
+  for (int k : T::pipelined(4, T::stages(2))) {
+    T::copy(A.at(by * 128, (bx + by) * 64 + k * 16), As);
+    T::copy(B.at((bx + by) * 64 + k * 16, bx * 128), Bs);
+    T::gemm(As, Bs, acc);
+  }
+  T::copy(acc, C.at(by * 128, bx * 128));
+}
+
+// Two warpgroups of the kernel's own.
+// REMARK: pair-blocks.cpp:[[@LINE+8]]:3: remark: [cuda:sm_90a] blocks not paired: the kernel has 256 threads (a pair takes a warpgroup for each block)
+[[tile::kernel]] void wide(T::tensor<const bf16, 2> A, T::tensor<const bf16, 2> B, T::tensor<float, 2> C) {
+  const int M = A.size(0), K = A.size(1), N = B.size(1);
+  auto [bx, by] = T::grid(T::ceildiv(N, 128), T::ceildiv(M, 128), T::threads(256));
+  T::shared<bf16, 128, 64> As;
+  T::shared<bf16, 64, 128> Bs;
+  T::fragment<float, 128, 128> acc;
+  T::clear(acc);
+  for (int k : T::pipelined(T::ceildiv(K, 64), T::stages(3))) {
+    T::copy(A.at(by * 128, k * 64), As);
+    T::copy(B.at(k * 64, bx * 128), Bs);
+    T::gemm(As, Bs, acc);
+  }
+  T::copy(acc, C.at(by * 128, bx * 128));
+}
+
+// The pair's shared memory: 4 stages of 48 KiB tiles, the own ones twice.
+// REMARK: pair-blocks.cpp:[[@LINE+8]]:3: remark: [cuda:sm_90a] blocks not paired: the pair's shared memory, about {{[0-9]+}} bytes, is more than a block may have (232448)
+[[tile::kernel]] void big(T::tensor<const bf16, 2> A, T::tensor<const bf16, 2> B, T::tensor<float, 2> C) {
+  const int M = A.size(0), K = A.size(1), N = B.size(1);
+  auto [bx, by] = T::grid(T::ceildiv(N, 128), T::ceildiv(M, 128), T::threads(128));
+  T::shared<bf16, 128, 64> As;
+  T::shared<bf16, 64, 128> Bs;
+  T::fragment<float, 128, 128> acc;
+  T::clear(acc);
+  for (int k : T::pipelined(T::ceildiv(K, 64), T::stages(6))) {
+    T::copy(A.at(by * 128, k * 64), As);
+    T::copy(B.at(k * 64, bx * 128), Bs);
+    T::gemm(As, Bs, acc);
+  }
+  T::copy(acc, C.at(by * 128, bx * 128));
+}
+
+// REMARK: kernel 'gemm': {{[0-9]+}} registers a thread (ptxas), no stack, no spills
+
+// The codegen: the group, the thread's index in it, the paired block index; the own copy of
+// the epilogue's tile; each group's barrier.
+// CODE-LABEL: __launch_bounds__(384, 1) tile_cuda__Z4gemm
+// CODE: const int32_t pair_group = (int32_t)threadIdx.x / 128;
+// CODE-NEXT: const int32_t tid = (int32_t)threadIdx.x % 128;
+// CODE: const int32_t bx = (int32_t)(2 * blk.x + (pair_group & 1));
+// CODE-NEXT: const int32_t by = (int32_t)blk.y;
+// CODE: C_tile = reinterpret_cast<float *>(tile_smem + {{[0-9]+}} + (pair_group & 1) * 65536);
+// CODE: tile_cuda::named_barrier_sync<128>(1 + pair_group);
