@@ -1927,6 +1927,7 @@ private:
     std::vector<bool> shared; // per copy
     std::vector<Stmt> prelude; // the prelude's declarations that read block index dim
     std::int64_t shared_bytes = 0, own_bytes = 0;
+    int stages = 0; // the loop's, deepened where the pair has fewer blocks an SM than the blocks alone
   };
   std::optional<PairPlan> plan_pairs(const std::vector<Stmt> &top, size_t at, const LoopPlan &plan, bool persistent,
                                      bool overlap, bool prologue) {
@@ -1982,12 +1983,20 @@ private:
     std::vector<Stmt> others = plan.before;
     others.insert(others.end(), plan.consumers.begin(), plan.consumers.end());
     others.insert(others.end(), top.begin() + long(at) + 1, top.end());
-    const std::int64_t stages = plan.stages, rest = shared_bytes(others);
-    std::int64_t alone = rest, paired = 2 * rest;
-    for (size_t c = 0; c < plan.copies.size(); ++c) {
-      alone += stages * plan.copies[c].bytes + t_.bulk_copy_alignment;
-      paired += (best.shared[c] ? 1 : 2) * stages * plan.copies[c].bytes + t_.bulk_copy_alignment;
-    }
+    // (With the epilogue's tiles for bulk stores, which plan_stores adds where they fit.)
+    std::int64_t rest = shared_bytes(others);
+    if (bulk_store_)
+      for (auto t = top.begin() + long(at) + 1; t != top.end(); ++t)
+        if (auto c = (*t)->as<CopyNode>(); c && c->src.buffer->scope == Scope::Fragment &&
+                                           c->dst.buffer->scope == Scope::Global)
+          rest += c->src.buffer->num_elements() * bytes(c->dst.buffer->dtype) + 1023;
+    auto bytes_with = [&](int groups, std::int64_t stages) {
+      std::int64_t total = groups * rest;
+      for (size_t c = 0; c < plan.copies.size(); ++c)
+        total += (groups == 1 || best.shared[c] ? 1 : 2) * stages * plan.copies[c].bytes + t_.bulk_copy_alignment;
+      return total;
+    };
+    const std::int64_t alone = bytes_with(1, plan.stages), paired = bytes_with(2, plan.stages);
     const Occupancy one = occupancy(0, alone, 1), two = occupancy(0, paired, 2);
     if (t_.max_shared_bytes > 0 && paired > t_.max_shared_bytes)
       return refuse("the pair's shared memory, about " + std::to_string(paired) + " bytes, is more than a block may "
@@ -1998,6 +2007,16 @@ private:
     if (2 * two.blocks < std::min(one.blocks, 2))
       return refuse("it would leave " + std::to_string(2 * two.blocks) + " consumer warpgroups an SM, not " +
                     std::to_string(one.blocks));
+    // Fewer blocks an SM than alone: more stages, up to the bytes in flight an SM the blocks
+    // alone had, where they fit.
+    best.stages = plan.stages;
+    for (int s = std::min(16, plan.stages * one.blocks / two.blocks); s > plan.stages; --s) {
+      const std::int64_t deeper = bytes_with(2, s);
+      if ((t_.max_shared_bytes <= 0 || deeper <= t_.max_shared_bytes) && occupancy(0, deeper, 2).blocks >= two.blocks) {
+        best.stages = s;
+        break;
+      }
+    }
     return best;
   }
 
@@ -2006,7 +2025,8 @@ private:
     if (!plan)
       return false;
     const ForNode *loop = plan->loop;
-    const int S = plan->stages, NT = k_.threads;
+    int S = plan->stages;
+    const int NT = k_.threads;
     const std::vector<BulkCopyPlan> &copies = plan->copies;
     const std::vector<Stmt> &consumers = plan->consumers, &prelude = plan->prelude, &before = plan->before;
     const std::set<const BufferNode *> &filled = plan->filled;
@@ -2083,6 +2103,7 @@ private:
       r.pair_prelude = pairs->prelude;
       r.shared_tx = pairs->shared_bytes;
       r.own_tx = pairs->own_bytes;
+      S = r.S = pairs->stages;
     }
     for (size_t c = 0; c < copies.size(); ++c) { // in the program's order
       const BulkCopyPlan &p = copies[c];
@@ -2232,7 +2253,11 @@ private:
       k_.remarks.push_back({loop->loc, std::string("blocks in pairs along the grid's ") + axes[pairs->dim] +
                                            ": a launched block runs blocks 2i and 2i + 1, a consumer warpgroup each, "
                                            "and its producer loads the tiles of " + shared + " once for both" +
-                                           (own.empty() ? "" : " (" + own + " for each)")});
+                                           (own.empty() ? "" : " (" + own + " for each)") +
+                                           (S > plan->stages ? "; " + std::to_string(S) + " stages instead of " +
+                                                                   std::to_string(plan->stages) +
+                                                                   ", for the bytes in flight of the blocks alone"
+                                                             : "")});
     }
     k_.body = seq(out);
     k_.producer_threads = t_.warpgroup_threads();

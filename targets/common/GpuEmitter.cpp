@@ -173,7 +173,7 @@ void GpuEmitter::emit_decl_buffer(const DeclBufferNode *n) {
 void GpuEmitter::once(const std::function<void()> &emit) {
   if (threads_depth_ > 0)
     return emit();
-  line("if (" + thread_in_block() + " == 0) {");
+  line(std::string("if (") + (k_.pair_dim >= 0 ? var(k_.thread_index) : "threadIdx.x") + " == 0) {");
   ++indent_;
   emit();
   --indent_;

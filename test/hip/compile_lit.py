@@ -23,6 +23,7 @@ EXPECTED = {
     'exec/bulk-store.cpp': LDS,                      # (persistent.cpp's kernels and its own)
     'exec/producer-tiles.cpp': LDS,                  # attention's backward, d64 (70 KiB)
     'exec/reduce-into-shared.cpp': LDS,              # MLA's 64 x 512 latent tiles
+    'exec/pair-blocks.cpp': LDS,                     # a 64 x 128 float tile of its own
     'exec/big-tiles.cpp': 'bytes of registers and local memory per thread',  # the CPU's tiles
     'transforms/plan-shared-memory-swizzle.cpp': LDS,
     'targets/cuda/warp-specialize.cpp': LDS,
@@ -33,6 +34,7 @@ EXPECTED = {
     'targets/cuda/wgmma-fp8.cpp': LDS,
     'targets/cuda/occupancy.cpp': LDS,               # the attention example's 64 x 64 tiles
     'targets/cuda/wgmma-forms.cpp': LDS,             # MLA's 64 x 512 latent tile
+    'targets/cuda/pair-blocks.cpp': LDS,             # 6 stages of 32 KiB
 }
 
 

@@ -9,10 +9,12 @@
 // two and a group with fewer hands the rest back unread; a group whose block is past the
 // grid's end runs nothing else. The codegen declares the group (the thread's index / 128),
 // the thread's index in its group, and the paired block index as 2i + the group; each group
-// has its own barrier (1 + the group) and its own copy of the other shared buffers.
+// has its own barrier (1 + the group) and its own copy of the other shared buffers. Where the
+// pair has fewer blocks an SM than the blocks alone, its loop gets more stages, up to the
+// bytes in flight an SM of the blocks alone, where they fit.
 // REQUIRES: nvcc
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-print-after=warp-specialize \
-// RUN:   -fplugin-arg-tile-pair-blocks=on -fplugin-arg-tile-bulk-store=off %s 2>&1 | FileCheck %s
+// RUN:   -fplugin-arg-tile-pair-blocks=on %s 2>&1 | FileCheck %s
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-print-after=codegen \
 // RUN:   -fplugin-arg-tile-pair-blocks=on %s 2>&1 | FileCheck %s --check-prefix=CODE
 // RUN: %tile-cxx -c -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-remarks -fplugin-arg-tile-pair-blocks=on \
@@ -76,6 +78,9 @@ using T::bf16;
 // both blocks' counts, the declaration they read included, for the block index of each.
 // CHECK-LABEL: kernel triangle(
 // CHECK-NEXT: paired(bx, pair_group)
+// Alone, two blocks an SM; paired, one: twice the stages (the own tiles' twice again).
+// CHECK: shared Xs: bf16[8, 64, 64]
+// CHECK-NEXT: shared Ws: bf16[4, 64, 128]
 // CHECK: var steps_0: i32 = min((K + 64 - 1) / 64, bx - (pair_group & 1) + 1)
 // CHECK-NEXT: var iterations_0: i32 = select(bx - (pair_group & 1) < (M + 64 - 1) / 64, max(steps_0, 0), 0)
 // CHECK-NEXT: var steps_1: i32 = min((K + 64 - 1) / 64, bx - (pair_group & 1) + 1 + 1)
@@ -99,7 +104,8 @@ using T::bf16;
   T::copy(acc, Y.at(bx * 64, 0));
 }
 
-// REMARK: pair-blocks.cpp:[[@LINE-35]]:3: remark: [cuda:sm_90a] blocks in pairs along the grid's x: a launched block runs blocks 2i and 2i + 1, a consumer warpgroup each, and its producer loads the tiles of 'As' once for both ('Bs' for each)
+// REMARK: pair-blocks.cpp:[[@LINE-38]]:3: remark: [cuda:sm_90a] blocks in pairs along the grid's x: a launched block runs blocks 2i and 2i + 1, a consumer warpgroup each, and its producer loads the tiles of 'As' once for both ('Bs' for each)
+// REMARK: pair-blocks.cpp:[[@LINE-9]]:3: remark: [cuda:sm_90a] blocks in pairs along the grid's x: a launched block runs blocks 2i and 2i + 1, a consumer warpgroup each, and its producer loads the tiles of 'Ws' once for both ('Xs' for each); 4 stages instead of 2, for the bytes in flight of the blocks alone
 // Every tile reads both block indices: nothing to share.
 // REMARK: pair-blocks.cpp:[[@LINE+8]]:3: remark: [cuda:sm_90a] blocks not paired: no dimension of the grid has neighbouring blocks that copy the same tiles in the loop
 [[tile::kernel]] void diagonal(T::tensor<const bf16, 2> A, T::tensor<const bf16, 2> B, T::tensor<float, 2> C) {
