@@ -866,7 +866,7 @@ struct Kernel {
   /// `thread_index` as the thread's index in its group (the launch's index % threads), and
   /// block index `pair_dim` as 2 i + the group (2 i for the producer), so that each group
   /// runs the kernel's code as a block of its own. Its barriers are hardware barrier
-  /// 1 + pair_group; each block-shared buffer not in `pair_common` has a copy per group,
+  /// 4 + pair_group (2 and 3 are the turns'); each block-shared buffer not in `pair_common` has a copy per group,
   /// `pair_stride` bytes apart (plan-shared-memory), that group's at its address.
   int pair_dim = -1;
   Var pair_group;

@@ -343,21 +343,37 @@ struct Roles {
     out.push_back(for_loop(it, imm(0), n[2], ForKind::Serial, seq(body)));
     return out;
   }
-  // The consumers of a pair: a group whose block is in the grid runs it, then hands back
-  // unread the stages of the iterations the other group runs past its own.
+  // The consumers of a pair: a group whose block is in the grid runs it, handing back unread
+  // the stages of the iterations the other group runs past its own right after its loop (with
+  // the turns, taking them as it would: each barrier sees both groups' iterations alike); a
+  // group whose block is past the grid's end only does that.
+  std::array<Expr, 3> pair_n;
+  std::vector<Stmt> unread(const Expr &from) {
+    Var it = make_var("it", it_type);
+    std::vector<Stmt> body = {wait_full(nullptr, 0, it)};
+    if (turns) {
+      body.push_back(if_then_else(binary(BinaryOp::EQ, Expr(it), imm(0)), turn(false, own_turn)));
+      body.push_back(turn(true, other_turn));
+      body.push_back(turn(false, own_turn));
+    }
+    body.push_back(hand_back(nullptr, 0, it));
+    Stmt rest = for_loop(it, from, sub(pair_n[2], from), ForKind::Serial, seq(body));
+    rest->loc = loop->loc;
+    return {rest};
+  }
+  Stmt last_turn(const Expr &iterations) {
+    return if_then_else(binary(BinaryOp::GT, iterations, imm(0)), turn(true, other_turn));
+  }
   std::vector<Stmt> paired_consumers() {
     std::vector<Stmt> out;
     StageRewrite views[2] = {base, base};
-    const std::array<Expr, 3> n = pair_counts(out, views);
+    pair_n = pair_counts(out, views);
     const Expr valid = lt(cast(ScalarType::I32, Expr(k_.block_index[k_.pair_dim])),
                           cast(ScalarType::I32, k_.grid[k_.pair_dim]));
-    out.push_back(if_then_else(valid, seq(consumer_tile(nullptr, nullptr))));
-    Var own = make_var("iterations_own", it_type), it = make_var("it", it_type);
-    out.push_back(declare(own, select(valid, binary(BinaryOp::Max, loop->extent, imm(0)), imm(0))));
-    Stmt unread = for_loop(it, Expr(own), sub(n[2], Expr(own)), ForKind::Serial,
-                           seq({wait_full(nullptr, 0, it), hand_back(nullptr, 0, it)}));
-    unread->loc = loop->loc;
-    out.push_back(unread);
+    std::vector<Stmt> idle = unread(imm(0));
+    if (turns)
+      idle.push_back(last_turn(pair_n[2]));
+    out.push_back(if_then_else(valid, seq(consumer_tile(nullptr, nullptr)), seq(idle)));
     return out;
   }
 
@@ -656,8 +672,12 @@ struct Roles {
     out.push_back(consumer);
     if (drain)
       out.push_back(drain);
+    // (A pair's group: the other's iterations past its own.)
+    if (k_.pair_dim >= 0)
+      for (const Stmt &x : unread(binary(BinaryOp::Max, loop->extent, imm(0))))
+        out.push_back(x);
     if (turns) // (the last turn handed on, where the loop took one)
-      out.push_back(if_then_else(binary(BinaryOp::GT, loop->extent, imm(0)), turn(true, other_turn)));
+      out.push_back(last_turn(k_.pair_dim >= 0 ? pair_n[2] : loop->extent));
     after_loop(n, out);
     return out;
   }
@@ -1608,7 +1628,7 @@ private:
     std::string why;
     if (gemms.size() < 2 && !nested)
       ; // (a loop of one gemm has nothing to overlap it with: no remark)
-    else if (NT != 2 * t_.warpgroup_threads())
+    else if (groups_ * NT != 2 * t_.warpgroup_threads())
       why = "the kernel has " + std::to_string(NT / t_.warpgroup_threads()) +
             (NT == t_.warpgroup_threads() ? " consumer warpgroup" : " consumer warpgroups") + " (it takes two)";
     else if (overlap)
@@ -2045,8 +2065,6 @@ private:
     std::string no_overlap;
     const std::optional<OverlapPlan> overlap = plan_overlap(consumers, filled, S, no_overlap);
 
-    const std::optional<std::pair<size_t, size_t>> turns = plan_turns(*plan, overlap.has_value());
-
     // The copies the producer makes before the loop (a persistent grid's prologue).
     std::vector<BulkCopyPlan> prologue = plan_prologue(top, at, *plan, persistent && !overlap);
     std::set<const BufferNode *> prologue_bufs;
@@ -2084,7 +2102,6 @@ private:
     r.tile_prelude = tile_prelude;
     r.prologue_bufs = prologue_bufs;
     r.overlap = overlap;
-    r.turns = turns;
     if (overlap)
       r.late = overlap->late;
     const bool any_late = overlap && !overlap->late.empty();
@@ -2104,7 +2121,11 @@ private:
       r.shared_tx = pairs->shared_bytes;
       r.own_tx = pairs->own_bytes;
       S = r.S = pairs->stages;
+      r.warpgroup = Expr(k_.pair_group); // (the groups take the turns)
     }
+    // The consumer warpgroups' turns at the tensor cores (a pair's two groups too).
+    const std::optional<std::pair<size_t, size_t>> turns = plan_turns(*plan, overlap.has_value());
+    r.turns = turns;
     for (size_t c = 0; c < copies.size(); ++c) { // in the program's order
       const BulkCopyPlan &p = copies[c];
       const BufferNode *b = p.copy->dst.buffer.get();
@@ -2149,7 +2170,8 @@ private:
       r.tx_bytes[size_t(r.group_of(p))] += p.bytes;
     for (auto &p : prologue)
       r.prologue_bytes += p.bytes;
-    r.warpgroup = div(tid, int_imm(t_.warpgroup_threads()));
+    if (!pairs)
+      r.warpgroup = div(tid, int_imm(t_.warpgroup_threads()));
     if (pairs) // (group g's stages of its own tiles from g S)
       r.base.group_stage = cast(r.it_type, mul(Expr(k_.pair_group), int_imm(S)));
     r.own_turn = add(int_imm(2), r.warpgroup);

@@ -171,12 +171,13 @@ private:
   void emit_proxy_fence() override { line("tile_cuda::fence_proxy_async_shared();"); }
 
   /// With a producer warpgroup, a barrier of the kernel's own threads is a named one (1;
-  /// in a paired kernel 1 + the group): the producer's threads never reach it.
+  /// in a paired kernel 4 + the group, past the turns' 2 and 3): the producer's threads
+  /// never reach it.
   void emit_barrier(const BarrierNode *n) override {
     if (n->cluster)
       line("tile_cuda::cluster_sync();");
     else if (k_.producer_threads && !n->whole_block && k_.pair_dim >= 0) // (each group its own)
-      line("tile_cuda::named_barrier_sync<" + std::to_string(k_.threads) + ">(1 + " + var(k_.pair_group) + ");");
+      line("tile_cuda::named_barrier_sync<" + std::to_string(k_.threads) + ">(4 + " + var(k_.pair_group) + ");");
     else if (k_.producer_threads && !n->whole_block)
       line("tile_cuda::named_barrier<1, " + std::to_string(k_.threads) + ">();");
     else

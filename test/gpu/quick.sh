@@ -17,7 +17,7 @@ say() { # status what detail
   [ "$1" = ok ] || failed=1
 }
 for t in bulk-store pingpong persistent persistent-no-pingpong warp-specialized warp-specialized-no-pingpong \
-         producer-tiles producer-tiles-mma reduce-into-shared reduce-into-shared-mma multicast; do
+         producer-tiles producer-tiles-mma reduce-into-shared reduce-into-shared-mma multicast pair-blocks; do
   [ -x "bin/$t" ] || { say FAIL "$t" "not built"; continue; }
   out=$(timeout -k 5 "$limit" "bin/$t" 2>&1)
   rc=$?
@@ -27,7 +27,8 @@ for t in bulk-store pingpong persistent persistent-no-pingpong warp-specialized 
 done
 # Attention: batch heads kv-heads sq sk d causal; GEMM: M N K [f16]. Each prints its check last.
 for p in example-flash_attention example-flash_attention-launch-grid example-flash_attention-no-bulk-store \
-         example-flash_attention-simple example-flash_attention-simple-multicast; do
+         example-flash_attention-simple example-flash_attention-simple-multicast \
+         example-flash_attention-simple-pairs; do
   for args in "2 8 2 1000 777 128 1" "2 8 2 1000 777 128 0" "1 4 4 300 260 64 1"; do
     [ -x "bin/$p" ] || continue
     out=$(timeout -k 5 "$limit" "bin/$p" $args 2>&1)
@@ -35,7 +36,8 @@ for p in example-flash_attention example-flash_attention-launch-grid example-fla
     if [ $rc -eq 0 ]; then say ok "$p $args" "$(tail -1 <<< "$out")"; else say FAIL "$p $args" "exit $rc: $(tail -1 <<< "$out")"; fi
   done
 done
-for p in example-gemm example-gemm-no-bulk-store example-gemm_simple example-gemm-multicast example-gemm_simple-multicast; do
+for p in example-gemm example-gemm-no-bulk-store example-gemm_simple example-gemm-multicast example-gemm_simple-multicast \
+         example-gemm_simple-pairs; do
   # (K of 300 and 111: rows no tensor map takes, the build without them; 304: with them.)
   for args in "1000 777 300" "333 222 111 f16" "1000 776 304" "520 264 1000 f16" "1100 1010 1000 f16"; do
     [ -x "bin/$p" ] || continue
@@ -49,10 +51,11 @@ if command -v compute-sanitizer > /dev/null; then
     for p in example-flash_attention example-flash_attention-launch-grid example-flash_attention-no-bulk-store \
              example-flash_attention-simple \
              example-gemm example-gemm-no-bulk-store example-gemm_simple example-gemm_simple-multicast \
-             example-flash_attention-simple-multicast producer-tiles reduce-into-shared multicast; do
+             example-flash_attention-simple-multicast example-flash_attention-simple-pairs \
+             example-gemm_simple-pairs producer-tiles reduce-into-shared multicast pair-blocks; do
       [ -x "bin/$p" ] || continue
       args="1 2 1 150 130 128 1"
-      case $p in example-gemm_simple*) args="200 184 176" ;; example-gemm*) args="200 190 170" ;; producer-tiles | reduce-into-shared | multicast) args="" ;; esac
+      case $p in example-gemm_simple*) args="200 184 176" ;; example-gemm*) args="200 190 170" ;; producer-tiles | reduce-into-shared | multicast | pair-blocks) args="" ;; esac
       out=$(timeout -k 5 "$limit" compute-sanitizer --tool $tool --error-exitcode 99 "bin/$p" $args 2>&1)
       rc=$?
       summary=$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' <<< "$out" | head -1)

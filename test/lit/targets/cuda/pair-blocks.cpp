@@ -9,7 +9,7 @@
 // two and a group with fewer hands the rest back unread; a group whose block is past the
 // grid's end runs nothing else. The codegen declares the group (the thread's index / 128),
 // the thread's index in its group, and the paired block index as 2i + the group; each group
-// has its own barrier (1 + the group) and its own copy of the other shared buffers. Where the
+// has its own barrier (4 + the group) and its own copy of the other shared buffers. Where the
 // pair has fewer blocks an SM than the blocks alone, its loop gets more stages, up to the
 // bytes in flight an SM of the blocks alone, where they fit.
 // REQUIRES: nvcc
@@ -18,7 +18,8 @@
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-print-after=codegen \
 // RUN:   -fplugin-arg-tile-pair-blocks=on %s 2>&1 | FileCheck %s --check-prefix=CODE
 // RUN: %tile-cxx -c -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-remarks -fplugin-arg-tile-pair-blocks=on \
-// RUN:   %s -o %t.o 2>&1 | FileCheck %s --check-prefix=REMARK
+// RUN:   %s -o %t.o 2> %t.remarks && FileCheck %s --check-prefix=REMARK < %t.remarks
+// RUN: FileCheck %s --check-prefix=TURNS < %t.remarks
 // Off (the default): no pairs.
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-remarks %s 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=OFF
@@ -55,10 +56,21 @@ using T::bf16;
 // CHECK: registers_up_to(232)
 // CHECK: if (bx < (N + 128 - 1) / 128) {
 // CHECK: gemm(As[it.1 % 3, 0 +: 128, 0 +: 32], Bs[pair_group * 3 + it.1 % 3, 0 +: 32, 0 +: 128], acc)
-// CHECK: var iterations_own: i32 = select(bx < (N + 128 - 1) / 128, max((K + 32 - 1) / 32, 0), 0)
-// CHECK-NEXT: for it.2 in serial(iterations_own, iterations.1 - iterations_own) {
+// CHECK: mbarrier_arrive(barriers[it.1 % 3 + 3])
+// CHECK-NEXT: }
+// The other group's iterations past its own, handed back unread before the epilogue.
+// CHECK-NEXT: for it.2 in serial(max((K + 32 - 1) / 32, 0), iterations.1 - max((K + 32 - 1) / 32, 0)) {
 // CHECK-NEXT: mbarrier_wait(barriers[it.2 % 3], parity it.2 / 3 % 2)
 // CHECK-NEXT: mbarrier_arrive(barriers[it.2 % 3 + 3])
+// CHECK-NEXT: }
+// CHECK-NEXT: if ((maps_missing & 4) == 0) {
+// A group whose block is past the grid's end hands every stage back unread.
+// CHECK: copy(acc, C[by * 128 +: 128, bx * 128 +: 128])
+// CHECK-NEXT: }
+// CHECK-NEXT: } else {
+// CHECK-NEXT: for it.3 in serial(0, iterations.1) {
+// CHECK-NEXT: mbarrier_wait(barriers[it.3 % 3], parity it.3 / 3 % 2)
+// CHECK-NEXT: mbarrier_arrive(barriers[it.3 % 3 + 3])
 [[tile::kernel]] void gemm(T::tensor<const bf16, 2> A, T::tensor<const bf16, 2> B, T::tensor<float, 2> C) {
   const int M = A.size(0), K = A.size(1), N = B.size(1);
   auto [bx, by] = T::grid(T::ceildiv(N, 128), T::ceildiv(M, 128), T::threads(128));
@@ -87,7 +99,7 @@ using T::bf16;
 // CHECK-NEXT: var iterations_1: i32 = select(bx - (pair_group & 1) + 1 < (M + 64 - 1) / 64, max(steps_1, 0), 0)
 // The consumers' own loop runs the block's own count.
 // CHECK: for it.1 in serial(0, steps) {
-// CHECK: var iterations_own: i32 = select(bx < (M + 64 - 1) / 64, max(steps, 0), 0)
+// CHECK: for it.2 in serial(max(steps, 0), iterations.1 - max(steps, 0)) {
 [[tile::kernel]] void triangle(T::tensor<const bf16, 2> X, T::tensor<const bf16, 2> W, T::tensor<float, 2> Y) {
   const int M = X.size(0), K = X.size(1);
   auto [bx] = T::grid(T::ceildiv(M, 64), T::threads(128));
@@ -167,4 +179,60 @@ using T::bf16;
 // CODE: const int32_t bx = (int32_t)(2 * blk.x + (pair_group & 1));
 // CODE-NEXT: const int32_t by = (int32_t)blk.y;
 // CODE: C_tile = reinterpret_cast<float *>(tile_smem + {{[0-9]+}} + (pair_group & 1) * 65536);
-// CODE: tile_cuda::named_barrier_sync<128>(1 + pair_group);
+// CODE: tile_cuda::named_barrier_sync<128>(4 + pair_group);
+
+// Two gemms with work between them (attention's): the pair's two groups take turns at the
+// tensor cores, and a group with fewer iterations takes its turns in the iterations it hands
+// back unread, so that each turn's barrier sees both groups' iterations alike.
+// CHECK-LABEL: kernel attention(
+// CHECK-NEXT: paired(bx, pair_group)
+// CHECK: if (pair_group == 1) {
+// CHECK-NEXT: named_barrier_arrive(2, 256 threads)
+// CHECK: named_barrier_sync(2 + pair_group, 256 threads)
+// CHECK: for it.2 in serial(max(blocks, 0), iterations.1 - max(blocks, 0)) {
+// CHECK-NEXT: mbarrier_wait(barriers[it.2 % 4], parity it.2 / 4 % 2)
+// CHECK-NEXT: if (it.2 == 0) {
+// CHECK-NEXT: named_barrier_sync(2 + pair_group, 256 threads)
+// CHECK-NEXT: }
+// CHECK-NEXT: named_barrier_arrive(3 - pair_group, 256 threads)
+// CHECK-NEXT: named_barrier_sync(2 + pair_group, 256 threads)
+// CHECK-NEXT: mbarrier_arrive(barriers[it.2 % 4 + 4])
+// CHECK-NEXT: }
+// CHECK-NEXT: if (iterations.1 > 0) {
+// CHECK-NEXT: named_barrier_arrive(3 - pair_group, 256 threads)
+// CHECK: copy(acc, O[bx * 64 +: 64, 0 +: 64])
+// CHECK-NEXT: }
+// CHECK-NEXT: } else {
+// CHECK-NEXT: for it.3 in serial(0, iterations.1) {
+// CHECK: if (iterations.1 > 0) {
+// CHECK-NEXT: named_barrier_arrive(3 - pair_group, 256 threads)
+// CHECK: if (pair_group == 0) {
+// CHECK-NEXT: named_barrier_sync(2, 256 threads)
+// TURNS: pair-blocks.cpp:[[@LINE+24]]:5: remark: [cuda:sm_90a] warpgroups take turns at the tensor cores (ping-pong): each one's gemms run while the other runs the 5 statements between them
+// TURNS: pair-blocks.cpp:[[@LINE+12]]:3: remark: [cuda:sm_90a] blocks in pairs along the grid's x: a launched block runs blocks 2i and 2i + 1, a consumer warpgroup each, and its producer loads the tiles of 'Ks', 'Vs' once for both; 4 stages instead of 2, for the bytes in flight of the blocks alone
+[[tile::kernel]] void attention(T::tensor<const bf16, 2> Q, T::tensor<const bf16, 2> K, T::tensor<const bf16, 2> V,
+                                T::tensor<bf16, 2> O) {
+  const int S = Q.size(0);
+  auto [bx] = T::grid(T::ceildiv(S, 64), T::threads(128));
+  const int blocks = T::min(T::ceildiv(S, 64), bx + 1);
+  T::shared<bf16, 64, 64> Qs, Ks, Vs;
+  T::fragment<float, 64, 64> s, acc;
+  T::fragment<bf16, 64, 64> p;
+  T::fragment<float, 64> m, sum;
+  T::copy(Q.at(bx * 64, 0), Qs);
+  T::clear(acc);
+  for (int kb : T::pipelined(blocks, T::stages(2))) {
+    T::copy(K.at(kb * 64, 0), Ks);
+    T::copy(V.at(kb * 64, 0), Vs);
+    T::gemm(Qs, Ks, s, {.transpose_b = true, .clear_accum = true});
+    T::reduce_max(s, m, 1);
+    for (auto [i, j] : T::parallel(64, 64))
+      s(i, j) = T::exp2(s(i, j) - m(i));
+    T::reduce_sum(s, sum, 1);
+    for (auto [i, j] : T::parallel(64, 64))
+      s(i, j) = s(i, j) / sum(i);
+    T::copy(s, p);
+    T::gemm(p, Vs, acc);
+  }
+  T::copy(acc, O.at(bx * 64, 0));
+}
