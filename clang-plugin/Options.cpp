@@ -166,13 +166,16 @@ bool parse_options(const std::vector<std::string> &args, pipeline::Options &o, s
     } else if (name == "pair-blocks") {
       if (!need_value())
         return false;
-      if (value != "on" && value != "off") {
-        problem = "pair-blocks=" + value.str() + ": expected pair-blocks=on (a warp-specialized kernel's launched "
-                  "block runs two of the grid's blocks, a consumer warpgroup each, and loads the loop's tiles they "
-                  "share once) or pair-blocks=off";
+      if (value != "on" && value != "off" && value != "auto") {
+        problem = "pair-blocks=" + value.str() + ": expected pair-blocks=auto (the default: a warp-specialized "
+                  "loop of one gemm has two of the grid's blocks run by a launched block, a consumer warpgroup "
+                  "each, that load the tiles they share once, where the grid fills the SMs), pair-blocks=on "
+                  "(every loop that can, at every launch) or pair-blocks=off";
         return false;
       }
-      o.pair_blocks = value == "on";
+      o.pair_blocks = value == "on"    ? transforms::PairBlocks::On
+                      : value == "off" ? transforms::PairBlocks::Off
+                                       : transforms::PairBlocks::Auto;
     } else if (name == "multicast") {
       if (!need_value())
         return false;

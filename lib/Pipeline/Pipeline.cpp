@@ -71,7 +71,7 @@ std::string manifest(const std::string &target, const std::vector<std::string> &
   }
   for (size_t i = 0; i < kernels.size(); ++i) {
     const ir::Kernel &k = kernels[i];
-    if (!k.fallback_of.empty())
+    if (!k.fallback_of.empty() || !k.unpaired_of.empty())
       continue; // listed under its kernel
     os << "kernel " << k.key << " " << symbols[i] << " " << k.launch_threads() << " " << shared_bytes[i]
        << " ";
@@ -103,6 +103,10 @@ std::string manifest(const std::string &target, const std::vector<std::string> &
       os << "cluster " << k.cluster << "\n";
     if (k.pair_dim >= 0)
       os << "pair " << k.pair_dim << "\n";
+    for (size_t u = 0; u < kernels.size(); ++u)
+      if (kernels[u].unpaired_of == k.key)
+        os << "unpaired " << symbols[u] << " " << kernels[u].launch_threads() << " " << shared_bytes[u] << " "
+           << kernels[u].blocks_per_sm << "\n";
     for (size_t f = 0; f < kernels.size(); ++f)
       if (kernels[f].fallback_of == k.key)
         os << "fallback " << symbols[f] << " " << kernels[f].launch_threads() << " "
@@ -232,6 +236,49 @@ void run_cpu(std::vector<ir::Kernel> kernels, const std::string &unit, const Opt
             std::vector<std::int64_t>(kernels.size(), 0), unit, opts, result);
 }
 
+/// Gives `a` and `b` the same tensor maps where one's are the other's and some optional ones
+/// more (a bulk store that one of them makes and the other does not): the other takes them
+/// too, unused, so that the runtime's one set of maps serves either entry. False where they
+/// differ otherwise.
+bool same_tensor_maps(ir::Kernel &a, ir::Kernel &b) {
+  const auto same = [](const ir::Kernel::TensorMap &x, const ir::Kernel::TensorMap &y) {
+    return x.param == y.param && x.box == y.box && x.swizzle_bytes == y.swizzle_bytes && x.optional == y.optional;
+  };
+  ir::Kernel &fewer = a.tensor_maps.size() <= b.tensor_maps.size() ? a : b;
+  const ir::Kernel &more = &fewer == &a ? b : a;
+  for (size_t m = 0; m < more.tensor_maps.size(); ++m)
+    if (m < fewer.tensor_maps.size() ? !same(fewer.tensor_maps[m], more.tensor_maps[m]) : !more.tensor_maps[m].optional)
+      return false;
+  fewer.tensor_maps = more.tensor_maps;
+  if (!fewer.maps_missing && more.maps_missing)
+    fewer.maps_missing = ir::make_var("maps_missing", ir::ScalarType::I32);
+  return true;
+}
+
+/// The entry without pairs of `paired` (pair-blocks=auto), warp-specialized from its
+/// laid-out IR with pairs off, appended to `kernels`; the paired kernel's remark says
+/// where each runs. Where the two cannot take the same tensor maps (the runtime encodes one
+/// set for either), the kernel is not paired: `paired` becomes the entry without pairs.
+void add_unpaired(const ir::Kernel &laid_out, transforms::WarpSpecializeOptions o, ir::Kernel &paired,
+                  std::vector<ir::Kernel> &kernels, const ir::Target &target) {
+  o.pair_blocks = transforms::PairBlocks::Off;
+  ir::Kernel alone = transforms::warp_specialize(laid_out, target, o);
+  if (alone.blocks_per_sm <= 0 || !same_tensor_maps(alone, paired)) {
+    const std::uint32_t at = paired.remarks.empty() ? 0 : paired.remarks.front().loc;
+    paired = std::move(alone);
+    paired.remarks.push_back({at, "blocks not paired: the kernel's entry without pairs would take other tensor "
+                                  "maps (pair-blocks=on pairs them at every launch)"});
+    return;
+  }
+  for (auto &r : paired.remarks)
+    if (r.text.rfind("blocks in pairs", 0) == 0)
+      r.text += "; launched so where the grid has more blocks than the SMs hold alone at once (" +
+                std::to_string(alone.blocks_per_sm) + " an SM), else one by one from the kernel's entry without pairs";
+  alone.unpaired_of = alone.key;
+  alone.remarks.clear();
+  kernels.push_back(std::move(alone));
+}
+
 /// The passes' remarks (-fplugin-arg-tile-remarks), once per architecture they hold for,
 /// and per kernel its shared memory (when the codegen ran) and estimated registers.
 void add_remarks(const std::string &target, const std::vector<std::string> &archs,
@@ -241,7 +288,7 @@ void add_remarks(const std::string &target, const std::vector<std::string> &arch
     const std::string tag = "[" + target + ":" + arch + "] ";
     for (size_t i = 0; i < kernels.size(); ++i) {
       const ir::Kernel &k = kernels[i];
-      if (!k.fallback_of.empty())
+      if (!k.fallback_of.empty() || !k.unpaired_of.empty())
         continue; // the same program, said once
       for (auto &r : k.remarks)
         result.messages.push_back({Message::Remark, k.key, tag + r.text, "", r.loc});
@@ -269,7 +316,9 @@ void add_ptxas_remarks(const std::string &log, const std::vector<ir::Kernel> &ke
       continue; // not one of the unit's kernels
     const ir::Kernel &k = kernels[at - symbols.begin()];
     const std::string who = "[cuda:" + r.arch + "] kernel '" + k.display_name + "'" +
-                            (k.fallback_of.empty() ? "" : " (its fallback without tensor maps)");
+                            (!k.fallback_of.empty()   ? " (its fallback without tensor maps)"
+                             : !k.unpaired_of.empty() ? " (its entry without pairs)"
+                                                      : "");
     std::string text = who + ": " + std::to_string(r.registers) + " registers a thread (ptxas), ";
     text += r.stack_bytes ? std::to_string(r.stack_bytes) + " bytes of stack, " : "no stack, ";
     text += r.spill_store_bytes || r.spill_load_bytes
@@ -328,26 +377,30 @@ void run_gpu(const std::string &kind, const std::vector<ir::Kernel> &frontend_ke
     layout_options.warpgroup_mma = opts.gemm_wgmma;
     // warp-specialize; a kernel it gives tensor maps also goes on without them (its
     // fallback, built from its laid-out IR), which the runtime launches where a tensor
-    // cannot be described by one.
+    // cannot be described by one. With pair-blocks=auto, a kernel it pairs also goes on
+    // unpaired, which the runtime launches where the grid is too small for pairs.
     auto warp_specialize = [&] {
       const std::vector<ir::Kernel> laid_out = kernels;
+      transforms::WarpSpecializeOptions o;
+      o.stages = opts.stages;
+      o.overlap_gemms = opts.overlap_gemms;
+      o.pingpong = opts.pingpong;
+      o.bulk_store = opts.bulk_store;
+      o.multicast = opts.multicast;
+      o.pair_blocks = opts.pair_blocks;
       const bool go_on = passes.run("warp-specialize", kernels, [&](const ir::Kernel &k) {
-        transforms::WarpSpecializeOptions o;
-        o.stages = opts.stages;
-        o.overlap_gemms = opts.overlap_gemms;
-        o.pingpong = opts.pingpong;
-        o.bulk_store = opts.bulk_store;
-        o.multicast = opts.multicast;
-        o.pair_blocks = opts.pair_blocks;
         return opts.warp_specialize ? transforms::warp_specialize(k, target, o) : k;
       });
-      for (size_t i = 0; i < laid_out.size(); ++i)
-        if (!kernels[i].tensor_maps.empty()) {
-          ir::Kernel fallback = laid_out[i];
-          fallback.fallback_of = fallback.key;
-          fallback.remarks.clear();
-          kernels.push_back(std::move(fallback));
-        }
+      for (size_t i = 0; i < laid_out.size(); ++i) {
+        if (kernels[i].tensor_maps.empty())
+          continue;
+        if (kernels[i].pair_dim >= 0 && opts.pair_blocks == transforms::PairBlocks::Auto)
+          add_unpaired(laid_out[i], o, kernels[i], kernels, target);
+        ir::Kernel fallback = laid_out[i];
+        fallback.fallback_of = fallback.key;
+        fallback.remarks.clear();
+        kernels.push_back(std::move(fallback));
+      }
       return go_on;
     };
     if (!passes.run("infer-layout", kernels,
@@ -393,7 +446,7 @@ void run_gpu(const std::string &kind, const std::vector<ir::Kernel> &frontend_ke
     std::vector<targets::KernelBuild> per_class;
     for (const Build &b : builds)
       for (const ir::Kernel &k : b.kernels)
-        if (k.key == frontend_kernels[i].key && k.fallback_of.empty())
+        if (k.key == frontend_kernels[i].key && k.fallback_of.empty() && k.unpaired_of.empty())
           per_class.push_back({&k, k.shared_bytes, b.archs});
     // (CUDA runs first: a kernel it could not run is an error there already.)
     for (auto &p : targets::check_limits(kind, per_class, hip && opts.target_cuda))

@@ -20,6 +20,7 @@
 
 #include "Pipeline/DeviceCompiler.h"
 #include "ir/IR.h"
+#include "transforms/WarpSpecialize.h"
 
 namespace tile::pipeline {
 
@@ -47,7 +48,9 @@ struct Options {
   bool pingpong = true;        // pingpong=off: two consumer warpgroups do not take turns at the tensor cores
   bool bulk_store = true;      // bulk-store=off: epilogues' copies of fragments into tensors by the consumer threads
   bool multicast = false;      // multicast=on: tiles neighbouring blocks share loaded once for both (clusters of two)
-  bool pair_blocks = false;    // pair-blocks=on: two of the grid's blocks a launched block, their shared tiles loaded once
+  // pair-blocks=on|auto|off: two of the grid's blocks a launched block, their shared tiles
+  // loaded once (auto: loops of one gemm, launched so where the grid fills the SMs)
+  transforms::PairBlocks pair_blocks = transforms::PairBlocks::Auto;
   bool overlap_gemms = false;  // overlap-gemms=on: a warp-specialized loop's last gemm overlaps the next iteration
   int stages = 0;        // stages=N: every pipelined loop with N stages (0: as written)
   bool syntax_only = false; // -fsyntax-only: run the passes, build no images

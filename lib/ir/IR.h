@@ -841,6 +841,12 @@ struct Kernel {
   /// The key of the kernel this one is the fallback of (the same program without tensor maps:
   /// its symbol gets a suffix, and the manifest lists it under that kernel); empty if none.
   std::string fallback_of;
+  /// The key of the paired kernel (pair_dim) this one is the entry without pairs of (the
+  /// same program warp-specialized without pairing, the same tensor maps): its symbol gets a
+  /// suffix, the manifest lists it under that kernel, and the runtime launches it where the
+  /// grid has too few blocks for pairs to pay (its blocks_per_sm on every SM at once); empty
+  /// if none.
+  std::string unpaired_of;
   /// tile::persistent(on): Auto (not called) and Off: one block a tile; On: warp-specialize
   /// makes the grid persistent where it specializes the kernel.
   enum class Persistence { Auto, On, Off };

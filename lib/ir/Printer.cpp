@@ -662,6 +662,8 @@ public:
     }
     if (!k.fallback_of.empty())
       os << " fallback";
+    if (!k.unpaired_of.empty())
+      os << " unpaired";
     if (k.shared_bytes >= 0)
       os << " shared_bytes(" << k.shared_bytes << ")";
     os << " {\n";

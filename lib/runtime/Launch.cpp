@@ -202,9 +202,22 @@ void launch_packed(const char *key, std::int64_t gx, std::int64_t gy, std::int64
     config.grid[0] = std::min(blocks, resident);
     config.grid[1] = config.grid[2] = 1;
   }
-  // Two of the grid's blocks a launched block along the paired dimension.
-  if (!fallback && kernel.pair_dim >= 0)
+  // Two of the grid's blocks a launched block along the paired dimension, where the grid
+  // has more blocks than the SMs hold at once (else its entry without pairs).
+  const bool paired = !fallback && kernel.launches_paired(blocks, backend.multiprocessors());
+  if (paired)
     config.grid[kernel.pair_dim] = (config.grid[kernel.pair_dim] + 1) / 2;
+  const bool unpaired = !fallback && kernel.pair_dim >= 0 && !paired;
+  if (unpaired) {
+    config.threads = kernel.unpaired->threads;
+    config.shared_bytes = kernel.unpaired->shared_bytes;
+  }
+  if (log_launches() && kernel.pair_dim >= 0 && !fallback)
+    std::fprintf(stderr, "tile: %s on %s: %s\n", std::string(found->display_name).c_str(), dev.name().c_str(),
+                 paired ? ("blocks in pairs (" + std::to_string(blocks) + " blocks)").c_str()
+                        : ("blocks one by one (" + std::to_string(blocks) + " blocks: the SMs hold " +
+                           std::to_string(kernel.unpaired->blocks_per_sm * backend.multiprocessors()) + " at once)")
+                              .c_str());
   if (!fallback && kernel.cluster > 1 && config.grid[0] % kernel.cluster == 0)
     config.cluster = kernel.cluster;
   if (log_launches() && !fallback && kernel.cluster > 1)
@@ -220,7 +233,10 @@ void launch_packed(const char *key, std::int64_t gx, std::int64_t gy, std::int64
   try {
     if (!fallback && kernel.persistent)
       config.tile_count = backend.zeroed_counter(config.stream);
-    FunctionHandle fn = Registry::global().function(*found->image, kernel, backend, fallback);
+    FunctionHandle fn = Registry::global().function(*found->image, kernel, backend,
+                                                    fallback   ? Registry::Entry::Fallback
+                                                    : unpaired ? Registry::Entry::Unpaired
+                                                               : Registry::Entry::Own);
     backend.launch(fn, config, args, nargs);
     last_launch_blocks_state = config.grid[0] * config.grid[1] * config.grid[2];
     last_launch_cluster_state = std::max(1, config.cluster);

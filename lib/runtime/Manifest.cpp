@@ -101,6 +101,12 @@ KernelInfo parse_kernel(std::string_view rest, int line, int version) {
 
 } // namespace
 
+bool KernelInfo::launches_paired(long long blocks, int multiprocessors) const {
+  if (pair_dim < 0)
+    return false;
+  return !unpaired || blocks > static_cast<long long>(unpaired->blocks_per_sm) * std::max(1, multiprocessors);
+}
+
 Manifest parse_manifest(std::string_view text) {
   Manifest m;
   std::set<std::string, std::less<>> keys;
@@ -207,6 +213,19 @@ Manifest parse_manifest(std::string_view text) {
         malformed(line, "expected 'pair <0 to 2>' after a kernel's 'tmap' records, once, before its 'fallback' "
                         "(and not with 'persistent' or 'cluster')");
       m.kernels.back().pair_dim = d;
+    } else if (kind == "unpaired") {
+      if (m.kernels.empty() || m.kernels.back().pair_dim < 0 || m.kernels.back().unpaired ||
+          m.kernels.back().fallback)
+        malformed(line, "an 'unpaired' record must follow a kernel's 'pair' record, once, before its 'fallback'");
+      EntryInfo e;
+      e.symbol = next_field(rest);
+      const std::string_view threads = next_field(rest), shared = next_field(rest), blocks = next_field(rest);
+      auto [end, ec] = std::from_chars(shared.data(), shared.data() + shared.size(), e.shared_bytes);
+      if (e.symbol.empty() || !parse_int(threads, e.threads) || e.threads <= 0 || shared.empty() ||
+          ec != std::errc() || end != shared.data() + shared.size() || e.shared_bytes < 0 ||
+          !parse_int(blocks, e.blocks_per_sm) || e.blocks_per_sm <= 0 || !rest.empty())
+        malformed(line, "expected 'unpaired <symbol> <threads> <shared bytes> <blocks an SM>'");
+      m.kernels.back().unpaired = std::move(e);
     } else if (kind == "fallback") {
       if (m.kernels.empty() || m.kernels.back().tensor_maps.empty() || m.kernels.back().fallback)
         malformed(line, "a 'fallback' record must follow a kernel's 'tmap' records, once");

@@ -21,7 +21,9 @@
 // ` optional` for one its entry can run without: a mask of those missing follows the maps),
 // then `persistent` where its grid is persistent, `cluster <n>` where its blocks are launched
 // in clusters of n along x, `pair <dim>` where each block runs two of the grid's blocks
-// along dimension dim (0 to 2: x, y, z), then `fallback <symbol> <threads> <shared>`.
+// along dimension dim (0 to 2: x, y, z), after it `unpaired <symbol> <threads> <shared> <blocks
+// an SM>` where the kernel also has an entry without pairs (for grids too small for pairs),
+// then `fallback <symbol> <threads> <shared>`.
 #pragma once
 
 #include <string>
@@ -46,6 +48,7 @@ struct EntryInfo {
   std::string symbol;
   int threads = 0;
   long long shared_bytes = 0;
+  int blocks_per_sm = 0; // `unpaired`: the blocks an SM it is built for
 };
 
 struct KernelInfo {
@@ -68,7 +71,17 @@ struct KernelInfo {
   /// >= 0 (`pair <dim>`, after the tensor maps): each block runs the grid's blocks 2i and
   /// 2i + 1 along dimension `pair_dim`, so the launch has ceil(extent / 2) blocks along it.
   int pair_dim = -1;
+  /// With `pair`: the entry without pairs (`unpaired`, the same tensor maps), launched
+  /// where the grid's blocks fit the device's SMs at once (see launches_paired).
+  std::optional<EntryInfo> unpaired;
   std::optional<EntryInfo> fallback;
+
+  /// Whether a launch of `blocks` blocks on a device of `multiprocessors` SMs runs the
+  /// paired entry: a paired kernel without an `unpaired` entry always does; with one, where
+  /// the blocks are more than the unpaired entry's blocks an SM on every SM (a grid that
+  /// fits the SMs at once gains nothing from sharing loads, and pairs would leave half the
+  /// SMs idle).
+  bool launches_paired(long long blocks, int multiprocessors) const;
 };
 
 struct Manifest {

@@ -15,7 +15,7 @@ struct Registry::Image {
   // launches of other images go on.
   std::mutex load_mutex;
   std::map<const Backend *, ModuleHandle> modules;
-  std::map<std::tuple<const Backend *, const KernelInfo *, bool>, FunctionHandle> functions; // bool: fallback
+  std::map<std::tuple<const Backend *, const KernelInfo *, Registry::Entry>, FunctionHandle> functions;
 };
 
 namespace {
@@ -99,17 +99,19 @@ std::optional<Registry::Lookup> Registry::find(std::string_view key, std::string
   return l;
 }
 
-FunctionHandle Registry::function(Image &image, const KernelInfo &kernel, Backend &backend, bool fallback) {
+FunctionHandle Registry::function(Image &image, const KernelInfo &kernel, Backend &backend, Entry entry) {
   std::lock_guard lock(image.load_mutex);
-  auto known = image.functions.find({&backend, &kernel, fallback});
+  auto known = image.functions.find({&backend, &kernel, entry});
   if (known != image.functions.end())
     return known->second;
   auto loaded = image.modules.find(&backend);
   if (loaded == image.modules.end())
     loaded = image.modules.emplace(&backend, backend.load_module(image.bytes, image.size)).first;
-  FunctionHandle fn =
-      backend.find_function(loaded->second, fallback && kernel.fallback ? kernel.fallback->symbol : kernel.symbol);
-  image.functions.emplace(std::make_tuple(&backend, &kernel, fallback), fn);
+  const std::string &symbol = entry == Entry::Fallback && kernel.fallback   ? kernel.fallback->symbol
+                              : entry == Entry::Unpaired && kernel.unpaired ? kernel.unpaired->symbol
+                                                                            : kernel.symbol;
+  FunctionHandle fn = backend.find_function(loaded->second, symbol);
+  image.functions.emplace(std::make_tuple(&backend, &kernel, entry), fn);
   return fn;
 }
 

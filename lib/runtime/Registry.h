@@ -63,8 +63,10 @@ public:
   /// The entry of `kernel` in `image` on `backend`, loading the image there on first use.
   /// Thread-safe. Throws tile::error with the backend's cause when loading fails (and tries
   /// again on the next call).
-  /// `fallback`: the kernel's fallback entry (KernelInfo::fallback) instead of its own.
-  FunctionHandle function(Image &image, const KernelInfo &kernel, Backend &backend, bool fallback = false);
+  /// `entry`: the kernel's own, its fallback (KernelInfo::fallback) or its entry without
+  /// pairs (KernelInfo::unpaired); the kernel's own where it has no such entry.
+  enum class Entry { Own, Fallback, Unpaired };
+  FunctionHandle function(Image &image, const KernelInfo &kernel, Backend &backend, Entry entry = Entry::Own);
 
 private:
   struct Binding {

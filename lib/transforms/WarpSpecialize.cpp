@@ -771,7 +771,7 @@ private:
   const bool pingpong_; // pingpong (on unless pingpong=off)
   const bool bulk_store_; // bulk-store (on unless bulk-store=off)
   const bool multicast_;  // multicast (on unless multicast=off)
-  const bool pair_blocks_; // pair-blocks=on
+  const PairBlocks pair_blocks_; // pair-blocks=
   int groups_ = 1;         // consumer groups a launched block: 2 where blocks are paired
   bool remarked_ = false;
 
@@ -1951,13 +1951,21 @@ private:
   };
   std::optional<PairPlan> plan_pairs(const std::vector<Stmt> &top, size_t at, const LoopPlan &plan, bool persistent,
                                      bool overlap, bool prologue) {
-    if (!pair_blocks_)
+    if (pair_blocks_ == PairBlocks::Off)
       return std::nullopt;
     const ForNode *loop = plan.loop;
     auto refuse = [&](const std::string &why) -> std::optional<PairPlan> {
       k_.remarks.push_back({loop->loc, "blocks not paired: " + why});
       return std::nullopt;
     };
+    if (pair_blocks_ == PairBlocks::Auto) { // GEMM's form: one gemm in the loop
+      int gemms = 0;
+      for (const Stmt &c : plan.consumers)
+        for_each_node(c, nullptr, [&](const Stmt &x) { gemms += x->as<GemmNode>() != nullptr; });
+      if (gemms != 1)
+        return refuse("the loop has " + std::to_string(gemms) + " gemms, and pair-blocks=auto pairs the blocks of a "
+                      "loop of one (pair-blocks=on pairs these)");
+    }
     if (k_.threads != t_.warpgroup_threads())
       return refuse("the kernel has " + std::to_string(k_.threads) + " threads (a pair takes a warpgroup for each "
                     "block)");

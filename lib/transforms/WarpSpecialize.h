@@ -122,6 +122,10 @@
 
 namespace tile::transforms {
 
+/// The option pair-blocks: Off; On: every loop whose blocks can be paired is (see
+/// Specializer::plan_pairs); Auto (the default): a loop of one gemm (GEMM's form).
+enum class PairBlocks { Off, On, Auto };
+
 struct WarpSpecializeOptions {
   /// > 0: every pipelined loop takes that many stages instead of its own (the option
   /// stages=, as inject-pipeline).
@@ -139,10 +143,10 @@ struct WarpSpecializeOptions {
   /// launched as a cluster of two and load half of it each, for both (see
   /// Specializer::plan_multicast), where they can.
   bool multicast = false;
-  /// The option pair-blocks=on: a launched block runs two neighbouring blocks of the grid,
+  /// The option pair-blocks: a launched block runs two neighbouring blocks of the grid,
   /// a consumer warpgroup each, whose loop copies the same tiles for both (see
-  /// Specializer::plan_pairs), where they can.
-  bool pair_blocks = false;
+  /// Specializer::plan_pairs), where they can and the option asks for it.
+  PairBlocks pair_blocks = PairBlocks::Off;
 };
 
 ir::Kernel warp_specialize(const ir::Kernel &kernel, const ir::Target &target, const WarpSpecializeOptions &options = {});

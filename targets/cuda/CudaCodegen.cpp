@@ -273,8 +273,11 @@ private:
 } // namespace
 
 std::string kernel_symbol(const Kernel &kernel) {
-  // A fallback (Kernel::fallback_of) is a second entry of the same kernel.
-  return targets::entry_symbol("tile_cuda_", kernel.key) + (kernel.fallback_of.empty() ? "" : "_fallback");
+  // A fallback (Kernel::fallback_of) or an entry without pairs (unpaired_of) is a second
+  // entry of the same kernel.
+  return targets::entry_symbol("tile_cuda_", kernel.key) + (!kernel.fallback_of.empty()   ? "_fallback"
+                                                         : !kernel.unpaired_of.empty() ? "_unpaired"
+                                                                                       : "");
 }
 
 Source emit_source(const std::vector<Kernel> &kernels, const ir::Target &target) {

@@ -33,7 +33,9 @@ private:
 } // namespace
 
 std::string kernel_symbol(const Kernel &kernel) {
-  return targets::entry_symbol("tile_hip_", kernel.key) + (kernel.fallback_of.empty() ? "" : "_fallback");
+  return targets::entry_symbol("tile_hip_", kernel.key) + (!kernel.fallback_of.empty()   ? "_fallback"
+                                                         : !kernel.unpaired_of.empty() ? "_unpaired"
+                                                                                       : "");
 }
 
 Source emit_source(const std::vector<Kernel> &kernels, const ir::Target &target) {

@@ -187,6 +187,51 @@ TEST(RuntimeManifest, ReadsPairedBlocks) {
   }
 }
 
+TEST(RuntimeManifest, ReadsTheEntryWithoutPairs) {
+  Manifest m = parse_manifest("tile-image 2\ntarget cuda\n"
+                              "kernel _Z1kv k 384 2048 t9x2,t9x2,t0x2 k\n"
+                              "tmap 0 64 128x32\n"
+                              "pair 0\n"
+                              "unpaired k_unpaired 256 1024 2\n"
+                              "fallback k_fallback 128 0\n"
+                              "kernel _Z1jv j 384 0 t9x2 j\n"
+                              "tmap 0 128 128x64\n"
+                              "pair 1\n"
+                              "fallback j_fallback 128 0\n");
+  ASSERT_EQ(m.kernels.size(), 2u);
+  const KernelInfo &k = m.kernels[0];
+  ASSERT_TRUE(k.unpaired.has_value());
+  EXPECT_EQ(k.unpaired->symbol, "k_unpaired");
+  EXPECT_EQ(k.unpaired->threads, 256);
+  EXPECT_EQ(k.unpaired->shared_bytes, 1024);
+  EXPECT_EQ(k.unpaired->blocks_per_sm, 2);
+  EXPECT_EQ(k.fallback->symbol, "k_fallback");
+  EXPECT_FALSE(m.kernels[1].unpaired.has_value());
+  // Paired only past the blocks the SMs hold alone at once: 2 an SM on 132 SMs is 264.
+  EXPECT_FALSE(k.launches_paired(1, 132));
+  EXPECT_FALSE(k.launches_paired(264, 132));
+  EXPECT_TRUE(k.launches_paired(265, 132));
+  EXPECT_TRUE(k.launches_paired(3, 1));
+  EXPECT_FALSE(k.launches_paired(2, 0)); // (a device that says no SMs counts as one)
+  // Without the entry, always paired; an unpaired kernel never.
+  EXPECT_TRUE(m.kernels[1].launches_paired(1, 132));
+  m.kernels[1].pair_dim = -1;
+  EXPECT_FALSE(m.kernels[1].launches_paired(1000000, 132));
+  const std::string head = "tile-image 2\ntarget cuda\nkernel _Z1kv k 384 0 t9x2 k\ntmap 0 128 128x64\n";
+  for (const char *bad : {
+           "unpaired k_u 256 0 2\nfallback k_f 128 0\n",                  // no pair
+           "pair 0\nfallback k_f 128 0\nunpaired k_u 256 0 2\n",         // after the fallback
+           "pair 0\nunpaired k_u 256 0 2\nunpaired k_u 256 0 2\nfallback k_f 128 0\n", // twice
+           "pair 0\nunpaired k_u 256 0\nfallback k_f 128 0\n",           // no blocks an SM
+           "pair 0\nunpaired k_u 256 0 0\nfallback k_f 128 0\n",         // none
+           "pair 0\nunpaired k_u 0 0 2\nfallback k_f 128 0\n",           // no threads
+           "pair 0\nunpaired k_u 256 -1 2\nfallback k_f 128 0\n",        // negative bytes
+           "pair 0\nunpaired k_u 256 0 2 x\nfallback k_f 128 0\n"}) {    // more
+    SCOPED_TRACE(bad);
+    EXPECT_THROW(parse_manifest(head + bad), tile::error);
+  }
+}
+
 TEST(RuntimeManifest, AcceptsAMissingFinalNewlineAndNoKernels) {
   EXPECT_EQ(parse_manifest("tile-image 1\ntarget cuda").target, "cuda");
   EXPECT_TRUE(parse_manifest("tile-image 1\ntarget hip\n").kernels.empty());

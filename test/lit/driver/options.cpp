@@ -25,7 +25,7 @@
 // RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-multicast=2 %s 2>&1 | FileCheck %s --check-prefix=MULTICAST
 // MULTICAST: error: tile plugin: multicast=2: expected multicast=on (a warp-specialized loop's tiles that neighbouring blocks share are loaded once for both, in clusters of two) or multicast=off (the default)
 // RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-pair-blocks=yes %s 2>&1 | FileCheck %s --check-prefix=PAIR-BLOCKS
-// PAIR-BLOCKS: error: tile plugin: pair-blocks=yes: expected pair-blocks=on (a warp-specialized kernel's launched block runs two of the grid's blocks, a consumer warpgroup each, and loads the loop's tiles they share once) or pair-blocks=off
+// PAIR-BLOCKS: error: tile plugin: pair-blocks=yes: expected pair-blocks=auto (the default: a warp-specialized loop of one gemm has two of the grid's blocks run by a launched block, a consumer warpgroup each, that load the tiles they share once, where the grid fills the SMs), pair-blocks=on (every loop that can, at every launch) or pair-blocks=off
 // RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-stages=0 %s 2>&1 | FileCheck %s --check-prefix=STAGES
 // STAGES: error: tile plugin: stages=0: expected a stage count from 1 to 16 for every pipelined loop
 #include <tile/tile.h>

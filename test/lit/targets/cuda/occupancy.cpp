@@ -3,8 +3,8 @@
 // their shared memory and their consumers' registers allow (launch bounds, and setmaxnreg's
 // split of that many blocks' registers), with a remark saying how many and what keeps one
 // more out; a GEMM's blocks go in panels of 8 rows unless the kernel says otherwise
-// (use_swizzle). ptxas spills nothing and keeps every wgmma asynchronous.
-// RUN: %tile-cxx -fsyntax-only -std=c++20 -I%S/../../../../examples -fplugin-arg-tile-targets=cuda:sm_90a \
+// (use_swizzle). ptxas spills nothing and keeps every wgmma asynchronous (pair-blocks=off: pairs are pair-blocks.cpp's).
+// RUN: %tile-cxx -fplugin-arg-tile-pair-blocks=off -fsyntax-only -std=c++20 -I%S/../../../../examples -fplugin-arg-tile-targets=cuda:sm_90a \
 // RUN:   -fplugin-arg-tile-remarks %s 2>&1 | FileCheck %s --check-prefix=REMARKS
 // REMARKS-DAG: occupancy.cpp:58:3: remark: [cuda:sm_90a] blocks in panels of 8 rows of the grid, which share their tiles of 'A', 'B' in L2 (T::use_swizzle(1) keeps the launch's order)
 // REMARKS-DAG: occupancy.cpp:58:3: remark: [cuda:sm_90a] 2 blocks an SM expected (3 would need 257028 bytes of shared memory at most, of the SM's 233472): 128 registers a thread at launch, the consumers' 216 for about 192 a consumer needs
@@ -16,12 +16,12 @@
 // The kernel that keeps the launch's order gets no panels; its f32 output's shared tile for
 // bulk stores (64 KiB) would leave room for one block an SM, so it is stored by the
 // consumer threads and two blocks run.
-// RUN: %tile-cxx -fsyntax-only -std=c++20 -I%S/../../../../examples -fplugin-arg-tile-targets=cuda:sm_90a \
+// RUN: %tile-cxx -fplugin-arg-tile-pair-blocks=off -fsyntax-only -std=c++20 -I%S/../../../../examples -fplugin-arg-tile-targets=cuda:sm_90a \
 // RUN:   -fplugin-arg-tile-remarks %s 2>&1 | FileCheck %s --check-prefix=ORDER
 // ORDER: occupancy.cpp:83:3: remark: [cuda:sm_90a] copy into 'C' not a bulk tensor store: its shared tile of 65536 bytes would leave room for 1 block an SM, not 2
 // ORDER-NOT: occupancy.cpp:78:3: remark: [cuda:sm_90a] blocks in panels
 // ORDER: occupancy.cpp:78:3: remark: [cuda:sm_90a] 2 blocks an SM expected (3 would leave the consumers 120 registers a thread, of about 192 they need)
-// RUN: %tile-cxx -fsyntax-only -std=c++20 -I%S/../../../../examples -fplugin-arg-tile-targets=cuda:sm_90a \
+// RUN: %tile-cxx -fplugin-arg-tile-pair-blocks=off -fsyntax-only -std=c++20 -I%S/../../../../examples -fplugin-arg-tile-targets=cuda:sm_90a \
 // RUN:   -fplugin-arg-tile-print-after=warp-specialize,codegen %s 2>&1 | FileCheck %s
 // CHECK-LABEL: IR after warp-specialize
 // CHECK: kernel matmul_relu<128, 128, 32>(
@@ -35,7 +35,7 @@
 // CHECK: tile_cuda::gmma_desc({{.*}}, 16, 512, 2)
 // REQUIRES: nvcc
 // RUN: rm -rf %t && mkdir %t
-// RUN: %tile-cxx -c -std=c++20 -I%S/../../../../examples -fplugin-arg-tile-targets=cuda:sm_90a \
+// RUN: %tile-cxx -fplugin-arg-tile-pair-blocks=off -c -std=c++20 -I%S/../../../../examples -fplugin-arg-tile-targets=cuda:sm_90a \
 // RUN:   -fplugin-arg-tile-remarks %s -o %t/a.o 2> %t/remarks.txt
 // RUN: FileCheck %s --check-prefix=PTXAS --implicit-check-not='ptxas: (' --implicit-check-not=spills: \
 // RUN:   --implicit-check-not='bytes of stack' < %t/remarks.txt

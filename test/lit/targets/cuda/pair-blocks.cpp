@@ -12,6 +12,11 @@
 // has its own barrier (4 + the group) and its own copy of the other shared buffers. Where the
 // pair has fewer blocks an SM than the blocks alone, its loop gets more stages, up to the
 // bytes in flight an SM of the blocks alone, where they fit.
+// pair-blocks=auto (the default) pairs the blocks of a loop of one gemm, and the kernel has a
+// second entry, warp-specialized without pairs, with the same tensor maps (an optional map
+// one of them does not use, where only the other stores its output in bulk), which the
+// manifest lists after `pair` with the blocks an SM it is built for: the runtime launches it
+// where the grid's blocks fit the SMs at once.
 // REQUIRES: nvcc
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-print-after=warp-specialize \
 // RUN:   -fplugin-arg-tile-pair-blocks=on %s 2>&1 | FileCheck %s
@@ -20,12 +25,30 @@
 // RUN: %tile-cxx -c -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-remarks -fplugin-arg-tile-pair-blocks=on \
 // RUN:   %s -o %t.o 2> %t.remarks && FileCheck %s --check-prefix=REMARK < %t.remarks
 // RUN: FileCheck %s --check-prefix=TURNS < %t.remarks
-// Off (the default): no pairs.
-// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-remarks %s 2>&1 \
-// RUN:   | FileCheck %s --check-prefix=OFF
-// OFF-NOT: blocks in pairs
-// OFF-NOT: not paired
+// RUN: %tile-cxx -c -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-remarks %s -o %t.auto.o 2> %t.auto
+// RUN: FileCheck %s --check-prefix=AUTO < %t.auto
+// RUN: strings %t.auto.o | FileCheck %s --check-prefix=MANIFEST
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-print-after=codegen %s 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=AUTO-CODE
+// Off: no pairs.
+// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-remarks -fplugin-arg-tile-pair-blocks=off %s 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=OFF --implicit-check-not='blocks in pairs' --implicit-check-not='not paired'
 // OFF: remark: [cuda:sm_90a] 2 blocks an SM expected
+// AUTO-DAG: pair-blocks.cpp:[[@LINE+67]]:3: remark: [cuda:sm_90a] blocks in pairs along the grid's x: a launched block runs blocks 2i and 2i + 1, a consumer warpgroup each, and its producer loads the tiles of 'As' once for both ('Bs' for each); launched so where the grid has more blocks than the SMs hold alone at once (2 an SM), else one by one from the kernel's entry without pairs
+// AUTO-DAG: kernel 'gemm' (its entry without pairs): {{[0-9]+}} registers a thread (ptxas), no stack, no spills
+// MANIFEST: kernel _Z4gemm{{[^ ]*}} tile_cuda__Z4gemm{{[^ ]*}} 384 {{[0-9]+}} t12x2,t12x2,t0x2 gemm
+// MANIFEST-NEXT: tmap 0 64 128x32
+// MANIFEST-NEXT: tmap 1 128 32x64
+// MANIFEST-NEXT: tmap 2 128 128x32 optional
+// MANIFEST-NEXT: pair 0
+// MANIFEST-NEXT: unpaired tile_cuda__Z4gemm{{[^ ]*}}_unpaired 256 {{[0-9]+}} 2
+// MANIFEST-NEXT: fallback tile_cuda__Z4gemm{{[^ ]*}}_fallback 128 {{[0-9]+}}
+// The entry without pairs: two blocks an SM, the launch's block index; it takes the optional
+// map of the paired entry's bulk store (and the mask), which it does not use.
+// AUTO-CODE: __launch_bounds__(256, 2) tile_cuda__Z4gemm{{[^(]*}}_unpaired(const tile_cuda::tensor_arg A_arg, const tile_cuda::tensor_arg B_arg, const tile_cuda::tensor_arg C_arg, const __grid_constant__ tile_cuda::tensor_map tensor_map0, const __grid_constant__ tile_cuda::tensor_map tensor_map1, const __grid_constant__ tile_cuda::tensor_map tensor_map2, const int32_t maps_missing)
+// AUTO-CODE-NOT: pair_group
+// AUTO-CODE: const int32_t bx = (int32_t)blk.x;
+// AUTO-CODE: _fallback(
 
 #include <tile/tile.h>
 

@@ -5,8 +5,8 @@
 // written after other statements of the body where no statement before them touches their
 // tile and the producer can compute their offsets (they are issued with the iteration's
 // first ones). A copy the copy engine cannot make refuses the loop where it starts the body,
-// and stays with the consumers where it comes later; each refusal says which rule (IR: multicast=off).
-// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-remarks %s 2>&1 \
+// and stays with the consumers where it comes later; each refusal says which rule (IR: multicast=off; pair-blocks=off).
+// RUN: %tile-cxx -fplugin-arg-tile-pair-blocks=off -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-remarks %s 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=REMARKS
 // REMARKS-DAG: producer-copies.cpp:76:3: remark: [cuda:sm_90a] pipelined loop: 2 stages, the copies into 'Ks', 'lse_s', 'w_s' are bulk tensor copies (TMA, 128-byte swizzle; 'lse_s', 'w_s' in dense rows) by a producer warpgroup of 128 threads
 // REMARKS-DAG: producer-copies.cpp:96:3: remark: [cuda:sm_90a] pipelined loop: 2 stages, the copies into 'Ks', 'lse_s', 'Vs' are bulk tensor copies (TMA, 128-byte swizzle; 'lse_s' in dense rows)
@@ -16,7 +16,7 @@
 // A box may start only on a 16-byte boundary of the tensor's rows (elsewhere the copy engine
 // faults: an illegal instruction on the H100); an offset not known to be one refuses.
 // REMARKS-DAG: producer-copies.cpp:175:3: remark: [cuda:sm_90a] pipelined loop not warp-specialized: the copy into 'Ks' starts at a column not known to be a multiple of 16 bytes into the tensor's rows (a bulk copy's box starts on one)
-// RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-multicast=off -fplugin-arg-tile-print-after=warp-specialize %s 2>&1 \
+// RUN: %tile-cxx -fplugin-arg-tile-pair-blocks=off -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-multicast=off -fplugin-arg-tile-print-after=warp-specialize %s 2>&1 \
 // RUN:   | FileCheck %s
 // A one-dimensional tile: a box of 1 x 64 of a [B, S] tensor in no swizzle, each stage 256
 // bytes on; a tile of dense rows of 8 floats: one box of 64 x 8.

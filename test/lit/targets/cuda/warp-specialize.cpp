@@ -3,8 +3,8 @@
 // swizzled stages, full and empty mbarriers per stage, and setmaxnreg's register split
 // (40 for the producer, 232 for the 256 consumers); the kernel takes its tensor maps after
 // its parameters, and a fallback entry (the cp.async pipeline) is built beside it. Loops it
-// cannot take say why. nvcc's PTX has the bulk tensor copies, the mbarriers and setmaxnreg (multicast=off).
-// RUN: %tile-cxx -fplugin-arg-tile-bulk-store=off -fplugin-arg-tile-multicast=off -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a+sm_80 -fplugin-arg-tile-remarks \
+// cannot take say why. nvcc's PTX has the bulk tensor copies, the mbarriers and setmaxnreg (multicast=off, pair-blocks=off).
+// RUN: %tile-cxx -fplugin-arg-tile-pair-blocks=off -fplugin-arg-tile-bulk-store=off -fplugin-arg-tile-multicast=off -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a+sm_80 -fplugin-arg-tile-remarks \
 // RUN:   -fplugin-arg-tile-overlap-gemms=on %s 2>&1 | FileCheck %s --check-prefix=REMARKS
 // REMARKS-DAG: warp-specialize.cpp:209:3: remark: [cuda:sm_90a] pipelined loop: 3 stages, the copies into 'As', 'Bs' are bulk tensor copies (TMA, 128-byte swizzle) by a producer warpgroup of 128 threads (40 registers each); the 256 consumer threads take 232 registers each and hand stages back through mbarriers
 // REMARKS-DAG: remark: [cuda:sm_80] pipelined loop: 3 stages, the copies into 'As', 'Bs' run 2 iterations ahead
@@ -24,17 +24,17 @@
 // REMARKS-DAG: remark: [cuda:sm_90a] gemm not overlapped with the next iteration: the last gemm uses 'p', which the loop's body declares
 // REMARKS-DAG: remark: [cuda:sm_90a] pipelined loop not warp-specialized: 'As', which it copies into, is read by a reduction, a prefix sum or an atomic in the loop (a producer's stages are read by gemms, copies and element accesses)
 // The overlap is asked for (overlap-gemms=on): without it the remark says so.
-// RUN: %tile-cxx -fplugin-arg-tile-bulk-store=off -fplugin-arg-tile-multicast=off -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-remarks %s 2>&1 \
+// RUN: %tile-cxx -fplugin-arg-tile-pair-blocks=off -fplugin-arg-tile-bulk-store=off -fplugin-arg-tile-multicast=off -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-remarks %s 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=NO-OVERLAP
 // NO-OVERLAP: warp-specialize.cpp:406:5: remark: [cuda:sm_90a] gemm not overlapped with the next iteration: -fplugin-arg-tile-overlap-gemms=on asks for it
 // NO-OVERLAP-NOT: gemm overlapped with
 // stages=N fixes every loop's stages here too.
-// RUN: %tile-cxx -fplugin-arg-tile-bulk-store=off -fplugin-arg-tile-multicast=off -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-stages=4 \
+// RUN: %tile-cxx -fplugin-arg-tile-pair-blocks=off -fplugin-arg-tile-bulk-store=off -fplugin-arg-tile-multicast=off -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-stages=4 \
 // RUN:   -fplugin-arg-tile-remarks %s 2>&1 | FileCheck %s --check-prefix=STAGES4
 // STAGES4: warp-specialize.cpp:209:3: remark: [cuda:sm_90a] pipelined loop: 4 stages, the copies into 'As', 'Bs' are bulk tensor copies
 //
 // The pass's IR: the prelude both sides run, the staged buffers and barriers, the roles.
-// RUN: %tile-cxx -fplugin-arg-tile-bulk-store=off -fplugin-arg-tile-multicast=off -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a \
+// RUN: %tile-cxx -fplugin-arg-tile-pair-blocks=off -fplugin-arg-tile-bulk-store=off -fplugin-arg-tile-multicast=off -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a \
 // RUN:   -fplugin-arg-tile-print-before=warp-specialize -fplugin-arg-tile-print-after=warp-specialize %s 2>&1 \
 // RUN:   | FileCheck %s
 // CHECK-LABEL: IR before warp-specialize
@@ -78,7 +78,7 @@
 // and issues its last gemm, waits for the first, runs the free statement, waits for the
 // last and hands V's stage back, runs the rest and hands K's stage back; the last gemm
 // after the loop.
-// RUN: %tile-cxx -fplugin-arg-tile-bulk-store=off -fplugin-arg-tile-multicast=off -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-overlap-gemms=on -fplugin-arg-tile-pingpong=off \
+// RUN: %tile-cxx -fplugin-arg-tile-pair-blocks=off -fplugin-arg-tile-bulk-store=off -fplugin-arg-tile-multicast=off -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-overlap-gemms=on -fplugin-arg-tile-pingpong=off \
 // RUN:   -fplugin-arg-tile-print-after=warp-specialize %s 2>&1 | FileCheck %s --check-prefix=OVERLAP
 // OVERLAP-LABEL: kernel two_gemms<3, true>(
 // OVERLAP: shared barriers: u64[12]
@@ -152,18 +152,18 @@
 // OVERLAP-NOT: deferred_wait
 //
 // warp-specialize=off, and tile::warp_specialize(false) in a kernel, keep the cp.async pipeline.
-// RUN: %tile-cxx -fplugin-arg-tile-bulk-store=off -fplugin-arg-tile-multicast=off -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-warp-specialize=off \
+// RUN: %tile-cxx -fplugin-arg-tile-pair-blocks=off -fplugin-arg-tile-bulk-store=off -fplugin-arg-tile-multicast=off -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-warp-specialize=off \
 // RUN:   -fplugin-arg-tile-remarks %s 2>&1 | FileCheck %s --check-prefix=OFF
 // OFF: warp-specialize.cpp:209:3: remark: [cuda:sm_90a] pipelined loop: 3 stages, the copies into 'As', 'Bs' run 2 iterations ahead, issued while the first gemm runs (wgmma)
 // OFF-NOT: bulk tensor copies
-// RUN: %tile-cxx -fplugin-arg-tile-bulk-store=off -fplugin-arg-tile-multicast=off -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-remarks %s 2>&1 \
+// RUN: %tile-cxx -fplugin-arg-tile-pair-blocks=off -fplugin-arg-tile-bulk-store=off -fplugin-arg-tile-multicast=off -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-remarks %s 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=KERNEL-OFF
 // KERNEL-OFF: warp-specialize.cpp:{{[0-9]+}}:3: remark: [cuda:sm_90a] pipelined loop: 4 stages, the copies into 'As', 'Bs' run 2 iterations ahead, issued while the first gemm runs (wgmma)
 //
 // The generated CUDA: tensor maps after the parameters, a named barrier for the consumers,
 // the fallback entry; the manifest lists the maps and the fallback; PTX through nvcc.
 // RUN: rm -rf %t && mkdir %t
-// RUN: %tile-cxx -fplugin-arg-tile-bulk-store=off -fplugin-arg-tile-multicast=off -c -fplugin-arg-tile-targets=cuda:sm_90a \
+// RUN: %tile-cxx -fplugin-arg-tile-pair-blocks=off -fplugin-arg-tile-bulk-store=off -fplugin-arg-tile-multicast=off -c -fplugin-arg-tile-targets=cuda:sm_90a \
 // RUN:   -fplugin-arg-tile-overlap-gemms=on -fplugin-arg-tile-remarks -fplugin-arg-tile-emit-source=%t %s -o %t/ws.o \
 // RUN:   2> %t/remarks.txt
 // RUN: FileCheck %s --check-prefix=SRC < %t/warp-specialize.cu
