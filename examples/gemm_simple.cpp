@@ -2,8 +2,9 @@
 // reference's first program writes it (docs/language.md): tiles of 128 x 128, K steps of 32,
 // 128 threads, a pipelined loop of 3 stages, nothing else asked of the compiler. The
 // compiler chooses the rest: on sm_90a wgmma (two m64 instructions for the warpgroup's 128
-// rows, K-major a in the 64-byte swizzle), a producer warpgroup with bulk tensor copies, and
-// two blocks an SM (-fplugin-arg-tile-remarks says so).
+// rows, K-major a in the 64-byte swizzle), a producer warpgroup with bulk tensor copies,
+// and blocks in pairs that load A's tile once for both, with 6 stages, where the grid has more
+// blocks than the SMs hold at once, else two blocks an SM (-fplugin-arg-tile-remarks says so).
 //   gemm_simple [M N K [bf16|f16]]      (default 1000 1000 1000 bf16: no size divides a tile)
 #include "gemm_check.h"
 
