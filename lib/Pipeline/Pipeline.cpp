@@ -396,6 +396,8 @@ void run_gpu(const std::string &kind, const std::vector<ir::Kernel> &frontend_ke
           continue;
         if (kernels[i].pair_dim >= 0 && opts.pair_blocks == transforms::PairBlocks::Auto)
           add_unpaired(laid_out[i], o, kernels[i], kernels, target);
+        if (kernels[i].tensor_maps.empty())
+          continue; // (no fallback without maps to fall back from)
         ir::Kernel fallback = laid_out[i];
         fallback.fallback_of = fallback.key;
         fallback.remarks.clear();
