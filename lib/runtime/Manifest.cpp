@@ -38,6 +38,16 @@ std::string_view next_field(std::string_view &rest) {
   return field;
 }
 
+/// Splits off an entry's `<symbol> <threads> <shared bytes>` from `rest`; false where they are
+/// not that.
+bool parse_entry(std::string_view &rest, EntryInfo &e) {
+  e.symbol = next_field(rest);
+  const std::string_view threads = next_field(rest), shared = next_field(rest);
+  auto [end, ec] = std::from_chars(shared.data(), shared.data() + shared.size(), e.shared_bytes);
+  return !e.symbol.empty() && parse_int(threads, e.threads) && e.threads > 0 && !shared.empty() &&
+         ec == std::errc() && end == shared.data() + shared.size() && e.shared_bytes >= 0;
+}
+
 ParamSignature parse_param(std::string_view text, int line) {
   ParamSignature p;
   auto bad = [&](const std::string &why) {
@@ -218,23 +228,15 @@ Manifest parse_manifest(std::string_view text) {
           m.kernels.back().fallback)
         malformed(line, "an 'unpaired' record must follow a kernel's 'pair' record, once, before its 'fallback'");
       EntryInfo e;
-      e.symbol = next_field(rest);
-      const std::string_view threads = next_field(rest), shared = next_field(rest), blocks = next_field(rest);
-      auto [end, ec] = std::from_chars(shared.data(), shared.data() + shared.size(), e.shared_bytes);
-      if (e.symbol.empty() || !parse_int(threads, e.threads) || e.threads <= 0 || shared.empty() ||
-          ec != std::errc() || end != shared.data() + shared.size() || e.shared_bytes < 0 ||
-          !parse_int(blocks, e.blocks_per_sm) || e.blocks_per_sm <= 0 || !rest.empty())
+      if (!parse_entry(rest, e) || !parse_int(next_field(rest), e.blocks_per_sm) || e.blocks_per_sm <= 0 ||
+          !rest.empty())
         malformed(line, "expected 'unpaired <symbol> <threads> <shared bytes> <blocks an SM>'");
       m.kernels.back().unpaired = std::move(e);
     } else if (kind == "fallback") {
       if (m.kernels.empty() || m.kernels.back().tensor_maps.empty() || m.kernels.back().fallback)
         malformed(line, "a 'fallback' record must follow a kernel's 'tmap' records, once");
       EntryInfo e;
-      e.symbol = next_field(rest);
-      const std::string_view threads = next_field(rest), shared = next_field(rest);
-      auto [end, ec] = std::from_chars(shared.data(), shared.data() + shared.size(), e.shared_bytes);
-      if (e.symbol.empty() || !parse_int(threads, e.threads) || e.threads <= 0 || shared.empty() ||
-          ec != std::errc() || end != shared.data() + shared.size() || e.shared_bytes < 0 || !rest.empty())
+      if (!parse_entry(rest, e) || !rest.empty())
         malformed(line, "expected 'fallback <symbol> <threads> <shared bytes>'");
       m.kernels.back().fallback = std::move(e);
     } else {
