@@ -5,6 +5,7 @@
 #include <set>
 
 #include "analysis/Divisibility.h"
+#include "analysis/FragmentPressure.h"
 #include "analysis/SharedAccess.h"
 #include "ir/SharedLayout.h"
 #include "ir/Visitor.h"
@@ -17,6 +18,7 @@ using namespace ir;
 
 namespace {
 
+constexpr int kConsumerBaseRegisters = 40;
 constexpr int kProducerRegisters = 40;
 
 /// The variables `e` reads.
@@ -1154,14 +1156,33 @@ private:
     std::string why;            // what keeps one block more from an SM
   };
 
-  /// Registers a consumer thread needs, roughly: its fragments in registers (32-bit words)
-  /// and 64 for addresses, indices, descriptors and temporaries (more than ptxas took for
-  /// the kernels of lit targets/cuda/occupancy.cpp, whose ptxas report the remarks give there).
+  /// Registers a consumer thread needs, roughly: the most its register fragments take at
+  /// once (analysis/FragmentPressure.h) and 40 for addresses, indices, descriptors and
+  /// temporaries (more than ptxas took for the kernels of lit targets/cuda/occupancy.cpp,
+  /// whose ptxas report the remarks give there).
   std::int64_t consumer_registers_needed() const {
-    std::int64_t words = 64;
-    for (auto &[b, l] : k_.layouts)
-      words += (l.slots() * bytes(b->dtype) + 3) / 4;
-    return words;
+    return kConsumerBaseRegisters + analysis::fragment_words_live(k_.body, k_.layouts);
+  }
+
+  /// The registers a thread must have at launch for ptxas to compile the kernel's largest
+  /// warpgroup gemm instruction (it checks each instruction against the launch's count,
+  /// whatever setmaxnreg gives the consumers later): the accumulators of one instruction
+  /// (m x n of a warpgroup's columns) and 32 more (ptxas refused an m64n128 instruction's
+  /// 64 accumulators at 80, asking for 90).
+  std::int64_t instruction_registers_needed() const {
+    std::int64_t most = 0;
+    for_each_node(k_.body, nullptr, [&](const Stmt &x) {
+      auto g = x->as<GemmNode>();
+      auto l = g && k_.warpgroup_gemm(*g) ? k_.layouts.find(g->c.buffer.get()) : k_.layouts.end();
+      if (l == k_.layouts.end() || !l->second.mma)
+        return;
+      const MmaShape &m = *l->second.mma;
+      const std::int64_t n = g->atom->max_n > 0 ? std::min<std::int64_t>(m.cols / m.warps_n, g->atom->max_n)
+                                                : m.cols / m.warps_n;
+      const std::int64_t words = g->atom->m * n * bytes(g->c.buffer->dtype) / (4 * t_.warpgroup_threads());
+      most = std::max<std::int64_t>(most, words + 32);
+    });
+    return most;
   }
 
   /// The most blocks an SM (up to 4; `only` > 0: just that many) whose shared memory
@@ -1173,7 +1194,7 @@ private:
   Occupancy occupancy(int only, std::int64_t shared, int groups = 0) const {
     const int consumers = (groups > 0 ? groups : groups_) * k_.threads;
     const int total = consumers + t_.warpgroup_threads();
-    const std::int64_t need = consumer_registers_needed();
+    const std::int64_t need = consumer_registers_needed(), instruction = instruction_registers_needed();
     std::string why = only > 0 ? "a persistent grid takes one block an SM" : "";
     for (int b = only > 0 ? only : 4; b >= 1; --b) {
       Occupancy o;
@@ -1187,7 +1208,8 @@ private:
       o.consumer_registers = o.split ? raised : o.launch_registers;
       const std::int64_t shared_needed = b * (shared + t_.block_reserved_shared_bytes);
       const bool fits_shared = t_.multiprocessor_shared_bytes <= 0 || shared_needed <= t_.multiprocessor_shared_bytes;
-      if (b == 1 || (fits_shared && o.consumer_registers >= o.need)) {
+      const bool fits_instruction = o.launch_registers >= instruction;
+      if (b == 1 || (fits_shared && fits_instruction && o.consumer_registers >= o.need)) {
         o.why = why;
         return o;
       }
@@ -1195,8 +1217,12 @@ private:
       why = !fits_shared ? std::to_string(b) + " would need " + std::to_string(shared_needed) +
                                " bytes of shared memory at most, of the SM's " +
                                std::to_string(t_.multiprocessor_shared_bytes)
-                         : std::to_string(b) + " would leave the consumers " + std::to_string(o.consumer_registers) +
-                               " registers a thread, of about " + std::to_string(need) + " they need";
+            : !fits_instruction
+                ? std::to_string(b) + " would leave " + std::to_string(o.launch_registers) +
+                      " registers a thread at launch, of the " + std::to_string(instruction) +
+                      " its largest gemm instruction takes"
+                : std::to_string(b) + " would leave the consumers " + std::to_string(o.consumer_registers) +
+                      " registers a thread, of about " + std::to_string(need) + " they need";
     }
     return Occupancy{};
   }

@@ -24,6 +24,7 @@ EXPECTED = {
     'exec/producer-tiles.cpp': LDS,                  # attention's backward, d64 (70 KiB)
     'exec/reduce-into-shared.cpp': LDS,              # MLA's 64 x 512 latent tiles
     'exec/pair-blocks.cpp': LDS,                     # a 64 x 128 float tile of its own
+    'exec/gemm-a-registers.cpp': LDS,                # head width 128's Q, K and V tiles (98 KiB)
     'exec/big-tiles.cpp': 'bytes of registers and local memory per thread',  # the CPU's tiles
     'transforms/plan-shared-memory-swizzle.cpp': LDS,
     'targets/cuda/warp-specialize.cpp': LDS,

@@ -213,13 +213,13 @@ using T::bf16;
 // CHECK-NEXT: named_barrier_arrive(2, 256 threads)
 // CHECK: named_barrier_sync(2 + pair_group, 256 threads)
 // CHECK: for it.2 in serial(max(blocks, 0), iterations.1 - max(blocks, 0)) {
-// CHECK-NEXT: mbarrier_wait(barriers[it.2 % 4], parity it.2 / 4 % 2)
+// CHECK-NEXT: mbarrier_wait(barriers[it.2 % 6], parity it.2 / 6 % 2)
 // CHECK-NEXT: if (it.2 == 0) {
 // CHECK-NEXT: named_barrier_sync(2 + pair_group, 256 threads)
 // CHECK-NEXT: }
 // CHECK-NEXT: named_barrier_arrive(3 - pair_group, 256 threads)
 // CHECK-NEXT: named_barrier_sync(2 + pair_group, 256 threads)
-// CHECK-NEXT: mbarrier_arrive(barriers[it.2 % 4 + 4])
+// CHECK-NEXT: mbarrier_arrive(barriers[it.2 % 6 + 6])
 // CHECK-NEXT: }
 // CHECK-NEXT: if (iterations.1 > 0) {
 // CHECK-NEXT: named_barrier_arrive(3 - pair_group, 256 threads)
@@ -232,7 +232,7 @@ using T::bf16;
 // CHECK: if (pair_group == 0) {
 // CHECK-NEXT: named_barrier_sync(2, 256 threads)
 // TURNS: pair-blocks.cpp:[[@LINE+24]]:5: remark: [cuda:sm_90a] warpgroups take turns at the tensor cores (ping-pong): each one's gemms run while the other runs the 5 statements between them
-// TURNS: pair-blocks.cpp:[[@LINE+12]]:3: remark: [cuda:sm_90a] blocks in pairs along the grid's x: a launched block runs blocks 2i and 2i + 1, a consumer warpgroup each, and its producer loads the tiles of 'Ks', 'Vs' once for both; 4 stages instead of 2, for the bytes in flight of the blocks alone
+// TURNS: pair-blocks.cpp:[[@LINE+12]]:3: remark: [cuda:sm_90a] blocks in pairs along the grid's x: a launched block runs blocks 2i and 2i + 1, a consumer warpgroup each, and its producer loads the tiles of 'Ks', 'Vs' once for both; 6 stages instead of 2, for the bytes in flight of the blocks alone
 [[tile::kernel]] void attention(T::tensor<const bf16, 2> Q, T::tensor<const bf16, 2> K, T::tensor<const bf16, 2> V,
                                 T::tensor<bf16, 2> O) {
   const int S = Q.size(0);
