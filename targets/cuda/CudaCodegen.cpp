@@ -106,15 +106,9 @@ private:
   /// operand list (N / 2 accumulators, then a: a descriptor or four registers) is written
   /// out here.
   void emit_wgmma(const WgmmaNode *n) override {
-    // The buffer's descriptor (the same in every iteration, which nvcc computes once) with
-    // the operand's byte offset added to its start address.
     auto desc = [&](const DescriptorOperand &d) {
-      const std::string base = "tile_cuda::gmma_desc(" + buffer(d.buffer) + ", " + std::to_string(d.lbo) + ", " +
-                               std::to_string(d.sbo) + ", " + std::to_string(d.swizzle_code) + ")";
-      if (is_const_int(d.offset, 0))
-        return base;
-      return "tile_cuda::gmma_desc_add(" + base + ", " + expr(d.offset, targets::P_Mul) + " * " +
-             std::to_string(bytes(d.buffer->dtype)) + ")";
+      return "tile_cuda::gmma_desc(" + address(d.buffer, d.offset) + ", " + std::to_string(d.lbo) + ", " +
+             std::to_string(d.sbo) + ", " + std::to_string(d.swizzle_code) + ")";
     };
     const int regs = int(n->c_regs.size());
     auto operands = [](int from, int count) {

@@ -127,10 +127,6 @@ __device__ __forceinline__ uint64_t gmma_desc(const void *p, uint32_t lbo, uint3
   return start | (uint64_t((lbo & 0x3FFFF) >> 4) << 16) | (uint64_t((sbo & 0x3FFFF) >> 4) << 32) |
          (uint64_t(swizzle & 3) << 62);
 }
-/// The descriptor `d` of a tile moved `bytes` on (a multiple of 16, as every operand's start
-/// is): its start address field, 16-byte units of a shared address under 256 KiB, takes the
-/// sum without carrying into the fields above it.
-__device__ __forceinline__ uint64_t gmma_desc_add(uint64_t d, int32_t bytes) { return d + uint64_t(uint32_t(bytes) >> 4); }
 /// wgmma's ordering (sm_90a): fence before a batch, commit it, wait for all but Pending.
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
