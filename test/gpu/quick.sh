@@ -18,7 +18,7 @@ say() { # status what detail
 }
 for t in bulk-store pingpong persistent persistent-no-pingpong warp-specialized warp-specialized-no-pingpong \
          producer-tiles producer-tiles-mma reduce-into-shared reduce-into-shared-mma multicast pair-blocks \
-         pair-blocks-auto pair-blocks-auto-mma; do
+         pair-blocks-auto pair-blocks-auto-mma gemm-a-registers gemm-a-registers-mma; do
   [ -x "bin/$t" ] || { say FAIL "$t" "not built"; continue; }
   out=$(timeout -k 5 "$limit" "bin/$t" 2>&1)
   rc=$?
