@@ -3,8 +3,10 @@
 // form with a from registers, K-major b from the loop's stages. Head widths 64 and 128, one
 // gemm a loop and two (the second's a the first's result, as attention's P V), and attention
 // with its online softmax, each against float64 on sizes that divide no tile, outputs
-// poisoned. (attention_d64 gave a wrong result on the H100 in the wgmma build, with and
-// without warp specialization, and the right one with gemm=mma: bench/NOTES.md, session 36.)
+// poisoned. (The attention example written this way gave a wrong result at head width 64 on
+// the H100 in the wgmma build, with and without warp specialization, and the right one with
+// gemm=mma: bench/NOTES.md, session 36. attention_d64 is that kernel over two-dimensional
+// tensors; it has not yet run on a GPU.)
 // RUN: %tile-cxx %s -O2 -o %t && %t | FileCheck %s
 // CHECK-NOT: FAIL
 // CHECK: PASS scores_d64
