@@ -128,7 +128,8 @@ std::int64_t fragment_words_live(const Stmt &body, const LayoutMap &layouts) {
   for (int i = 0; i < int(at.size()); ++i) {
     std::int64_t across = 0, ending = 0, starting = 0;
     for (auto &[b, l] : life) {
-      if (l.first < i && l.last > i)
+      const bool used = at[size_t(i)].reads.count(b) || at[size_t(i)].overwrites.count(b);
+      if (l.first < i && (l.last > i || (l.last == i && !used))) // (carried to a loop's end)
         across += words(b);
       else if (l.first < i && l.last == i)
         ending += words(b);
