@@ -1488,8 +1488,21 @@ class Gen:
         B = self.new_tensor('in', ot if fr else self.pick([ot, ot, 'f32', 'f16']), tuple(d.upper() for d in b_dims))
         for t in (A, B):
             t.lo, t.hi = self.pick([(-1.0, 1.0), (-1.0, 1.0), (0.0, 1.0), (-2.0, 2.0)])
+        # wgmma batches: sometimes a is the block's first k tile, copied into a fragment once
+        # before the loop and read by every iteration's gemm (attention's query tile kept in
+        # registers: wgmma with a from registers, its registers live through the loop).
+        fixed_a = bool(wg) and do_gemm and not ta and self.chance(0.4)
+        if fixed_a:
+            self.emit(ctx, '// a: the first k tile, in a fragment through the loop')
+            a_tile = self.new_buf('shared', ot, a_dims)
+            self.op_load(ctx.inner(origin={'k': '0'}, indent=0), a_dims, a_tile, A)
+            As = self.new_buf('fragment', ot, a_dims)
+            self.emit(ctx, 'T::copy(%s, %s);' % (a_tile.name, As.name),
+                      'for (int e = 0; e < %d; ++e) %s_r[e] = %s_r[e];' % (self.numel(a_dims), As.name, a_tile.name))
+            self.def_buf(As, a_tile.lo, a_tile.hi)
         before = len(self.bufs)
-        As = self.new_buf('shared' if fr else self.pick(['shared', 'fragment'], [75, 25]), ot, a_dims)
+        if not fixed_a:
+            As = self.new_buf('shared' if fr else self.pick(['shared', 'fragment'], [75, 25]), ot, a_dims)
         Bs = self.new_buf('shared' if wg else self.pick(['shared', 'shared', 'fragment']), ot, b_dims) if do_gemm else None
         policy = self.pick(['', 'T::warp_policy::square', 'T::warp_policy::full_row', 'T::warp_policy::full_col'])
         self.freeze(True)
@@ -1510,12 +1523,13 @@ class Gen:
             return (', {%s}' % ', '.join(o)) if o else ''
 
         def body_ops(c, clear_first):
-            self.op_load(c, a_dims, As, A)
+            if not fixed_a:
+                self.op_load(c, a_dims, As, A)
             if do_gemm:
                 self.op_load(c, b_dims, Bs, B)
                 if self.chance(0.05 if fr else 0.2):
                     # Scale an operand tile in place between its copy and the gemm.
-                    tgt = self.pick([As, Bs])
+                    tgt = self.pick([As, Bs]) if not fixed_a else Bs  # (the fixed a is read only)
                     s = self.pick([0.5, 2.0, -1.0])
                     self.emit(c, '%s {' % self.loop_header(tgt.dims, ['i0', 'i1']))
                     self.emit(c.indent + 1, '%s(i0, i1) = %s(i0, i1) * %s;' % (tgt.name, tgt.name, flit(s)))
@@ -1561,6 +1575,8 @@ class Gen:
         self.freeze(False)
         for b in self.bufs[before:]:
             b.defined = False  # the loop's own buffers: undefined after zero iterations
+        if fixed_a:
+            a_tile.defined = As.defined = False  # (k tiles: nothing outside a k loop takes them)
         am, bm = max(abs(A.lo), abs(A.hi)), max(abs(B.lo), abs(B.hi))
         if acc is not None:
             acc.acc = False
