@@ -23,7 +23,10 @@ Uses uses_of(const Stmt &s) {
   Uses u;
   u.elementwise = s->as<CopyNode>() || s->as<ForNode>();
   std::set<const BufferNode *> writes;
-  auto whole = [](const Region &r) { return r.num_elements() == r.buffer->num_elements(); };
+  // (Only fragments count: a tensor's shape is known at run time.)
+  auto whole = [](const Region &r) {
+    return r.buffer->scope != Scope::Fragment || r.num_elements() == r.buffer->num_elements();
+  };
   for_each_node(
       s,
       [&](const Expr &x) {

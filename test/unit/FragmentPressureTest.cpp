@@ -63,6 +63,18 @@ TEST(FragmentPressure, AFragmentTheLoopReadsFirstLivesThroughIt) {
   EXPECT_EQ(analysis::fragment_words_live(body, k.layouts), k.words(k.acc) + k.words(k.p) + k.words(k.s));
 }
 
+TEST(FragmentPressure, AStoreIntoATensorEndsTheFragment) {
+  Kernel64 k;
+  // clear(acc); acc += p K^T; copy(acc, C[0:64, 0:64]): the tensor's shape is a run-time one.
+  Buffer c = make_tensor_buffer("C", 0, ScalarType::F32, 2, false);
+  Region out{c, {int_imm(0), int_imm(0)}, {64, 64}, {0, 1}};
+  Stmt body = std::make_shared<SeqNode>(std::vector<Stmt>{
+      std::make_shared<FillNode>(full_region(k.acc), float_imm(0.0, ScalarType::F32)),
+      std::make_shared<FillNode>(full_region(k.p), float_imm(0.0, ScalarType::BF16)),
+      k.gemm(k.p, k.ks, k.acc, false), std::make_shared<CopyNode>(full_region(k.acc), out)});
+  EXPECT_EQ(analysis::fragment_words_live(body, k.layouts), k.words(k.acc) + k.words(k.p));
+}
+
 TEST(FragmentPressure, AGemmHoldsItsOperandAndItsResultTogether) {
   Kernel64 k;
   // p = ...; s = p K^T: p's last use and s's first, both live in the gemm.
