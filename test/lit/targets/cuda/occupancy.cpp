@@ -6,12 +6,11 @@
 // (use_swizzle). ptxas spills nothing and keeps every wgmma asynchronous (pair-blocks=off: pairs are pair-blocks.cpp's).
 // RUN: %tile-cxx -fplugin-arg-tile-pair-blocks=off -fsyntax-only -std=c++20 -I%S/../../../../examples -fplugin-arg-tile-targets=cuda:sm_90a \
 // RUN:   -fplugin-arg-tile-remarks %s 2>&1 | FileCheck %s --check-prefix=REMARKS
-// REMARKS-DAG: occupancy.cpp:60:3: remark: [cuda:sm_90a] blocks in panels of 8 rows of the grid, which share their tiles of 'A', 'B' in L2 (T::use_swizzle(1) keeps the launch's order)
-// REMARKS-DAG: occupancy.cpp:60:3: remark: [cuda:sm_90a] 2 blocks an SM expected (3 would need 257028 bytes of shared memory at most, of the SM's 233472): 128 registers a thread at launch, the consumers' 216 for about 168 a consumer needs
-// REMARKS-DAG: occupancy.cpp:60:3: remark: [cuda:sm_90a] pipelined loop: 3 stages, the copies into 'As', 'Bs' are bulk tensor copies (TMA, 64- and 128-byte swizzles) by a producer warpgroup of 128 threads (40 registers each); the 128 consumer threads take 216 registers each and hand stages back through mbarriers
+// REMARKS-DAG: occupancy.cpp:59:3: remark: [cuda:sm_90a] blocks in panels of 8 rows of the grid, which share their tiles of 'A', 'B' in L2 (T::use_swizzle(1) keeps the launch's order)
+// REMARKS-DAG: occupancy.cpp:59:3: remark: [cuda:sm_90a] 2 blocks an SM expected (3 would need 257028 bytes of shared memory at most, of the SM's 233472): 128 registers a thread at launch, the consumers' 216 for about 168 a consumer needs
+// REMARKS-DAG: occupancy.cpp:59:3: remark: [cuda:sm_90a] pipelined loop: 3 stages, the copies into 'As', 'Bs' are bulk tensor copies (TMA, 64- and 128-byte swizzles) by a producer warpgroup of 128 threads (40 registers each); the 128 consumer threads take 216 registers each and hand stages back through mbarriers
 // Attention's default tiles: two blocks an SM at head_dim 128 (shared memory keeps out a
-// third), three at 64 (registers keep out a fourth: S and P are not live at once, nor the
-// row vectors of one iteration and the next).
+// third), three at 64 (registers keep out a fourth; S and P are not live at once).
 // REMARKS-DAG: remark: [cuda:sm_90a] 2 blocks an SM expected (3 would need 310737 bytes of shared memory at most, of the SM's 233472): 128 registers a thread at launch, the consumers' 216 for about 144 a consumer needs
 // REMARKS-DAG: remark: [cuda:sm_90a] 3 blocks an SM expected (4 would leave the consumers 88 registers a thread, of about 112 they need): 80 registers a thread at launch, the consumers' 120 for about 112 a consumer needs
 // The kernel that keeps the launch's order gets no panels; its f32 output's shared tile for
@@ -20,9 +19,9 @@
 // ptxas to compile its m64n128 instruction).
 // RUN: %tile-cxx -fplugin-arg-tile-pair-blocks=off -fsyntax-only -std=c++20 -I%S/../../../../examples -fplugin-arg-tile-targets=cuda:sm_90a \
 // RUN:   -fplugin-arg-tile-remarks %s 2>&1 | FileCheck %s --check-prefix=ORDER
-// ORDER: occupancy.cpp:85:3: remark: [cuda:sm_90a] copy into 'C' not a bulk tensor store: its shared tile of 65536 bytes would leave room for 1 block an SM, not 2
-// ORDER-NOT: occupancy.cpp:80:3: remark: [cuda:sm_90a] blocks in panels
-// ORDER: occupancy.cpp:80:3: remark: [cuda:sm_90a] 2 blocks an SM expected (3 would leave 80 registers a thread at launch, of the 96 its largest gemm instruction takes)
+// ORDER: occupancy.cpp:84:3: remark: [cuda:sm_90a] copy into 'C' not a bulk tensor store: its shared tile of 65536 bytes would leave room for 1 block an SM, not 2
+// ORDER-NOT: occupancy.cpp:79:3: remark: [cuda:sm_90a] blocks in panels
+// ORDER: occupancy.cpp:79:3: remark: [cuda:sm_90a] 2 blocks an SM expected (3 would leave 80 registers a thread at launch, of the 96 its largest gemm instruction takes)
 // RUN: %tile-cxx -fplugin-arg-tile-pair-blocks=off -fsyntax-only -std=c++20 -I%S/../../../../examples -fplugin-arg-tile-targets=cuda:sm_90a \
 // RUN:   -fplugin-arg-tile-print-after=warp-specialize,codegen %s 2>&1 | FileCheck %s
 // CHECK-LABEL: IR after warp-specialize
