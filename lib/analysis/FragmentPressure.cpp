@@ -39,7 +39,8 @@ Uses uses_of(const Stmt &s) {
           u.reads.insert(st->buffer.get());
         } else if (auto c = x->as<CopyNode>()) {
           u.reads.insert(c->src.buffer.get());
-          (whole(c->dst) ? writes : u.reads).insert(c->dst.buffer.get());
+          if (!whole(c->dst))
+            u.reads.insert(c->dst.buffer.get());
           writes.insert(c->dst.buffer.get());
         } else if (auto g = x->as<GemmNode>()) {
           u.reads.insert({g->a.buffer.get(), g->b.buffer.get()});
@@ -47,7 +48,8 @@ Uses uses_of(const Stmt &s) {
             u.reads.insert(g->c.buffer.get());
           writes.insert(g->c.buffer.get());
         } else if (auto f = x->as<FillNode>()) {
-          (whole(f->dst) ? writes : u.reads).insert(f->dst.buffer.get());
+          if (!whole(f->dst))
+            u.reads.insert(f->dst.buffer.get());
           writes.insert(f->dst.buffer.get());
         } else if (auto r = x->as<ReduceNode>()) {
           u.reads.insert(r->src.get());
@@ -68,10 +70,11 @@ Uses uses_of(const Stmt &s) {
 } // namespace
 
 std::int64_t fragment_words_live(const Stmt &body, const LayoutMap &layouts) {
-  // The statements in order, each top-level loop's body expanded; `loop_of[i]` the loop
-  // (its first and last position) statement i is in, or {-1, -1}.
+  // The statements in order, each top-level loop's body expanded; `loops` the first and
+  // last positions of each loop, `loop_of[i]` those of the loop statement i is in, or
+  // {-1, -1}.
   std::vector<Uses> at;
-  std::vector<std::pair<int, int>> loop_of;
+  std::vector<std::pair<int, int>> loops, loop_of;
   auto top = [](const Stmt &s) {
     auto seq = s->as<SeqNode>();
     return seq ? seq->stmts : std::vector<Stmt>{s};
@@ -86,8 +89,8 @@ std::int64_t fragment_words_live(const Stmt &body, const LayoutMap &layouts) {
     const int first = int(at.size());
     for (const Stmt &x : top(f->body))
       at.push_back(uses_of(x));
-    for (int i = first; i < int(at.size()); ++i)
-      loop_of.push_back({first, int(at.size()) - 1});
+    loops.push_back({first, int(at.size()) - 1});
+    loop_of.resize(at.size(), loops.back());
   }
   // Each fragment's interval of positions: from its first use to its last.
   struct Life {
@@ -114,11 +117,9 @@ std::int64_t fragment_words_live(const Stmt &body, const LayoutMap &layouts) {
     const bool outside = lo >= 0 && (l.last > hi);
     if (lo >= 0 && (outside || l.read_first))
       l.last = std::max(l.last, hi);
-    for (int i = 0; i < int(at.size()); ++i) {
-      const auto [a, z] = loop_of[size_t(i)];
-      if (a >= 0 && l.first < a && l.last >= a) // used before a loop and in or after it
+    for (const auto [a, z] : loops)
+      if (l.first < a && l.last >= a) // used before a loop and in or after it
         l.last = std::max(l.last, z);
-    }
   }
   auto words = [&](const BufferNode *b) {
     const Fragment &f = layouts.at(b);
