@@ -48,6 +48,64 @@ StringLiteral *string_literal(ASTContext &c, llvm::StringRef bytes, SourceLocati
   return StringLiteral::Create(c, bytes, StringLiteralKind::Ordinary, /*Pascal=*/false, t, loc);
 }
 
+/// Whether `e` is a constant the host's C++ evaluates as the kernel language does: a
+/// divisor other than 0 and -1 (the plugin leaves constant expressions alone; the frontend
+/// reports a constant divisor of 0).
+bool safe_constant_divisor(const Expr *e, ASTContext &c) {
+  Expr::EvalResult r;
+  if (e->isValueDependent() || !e->EvaluateAsInt(r, c))
+    return false;
+  const llvm::APSInt &v = r.Val.getInt();
+  return !v.isZero() && !(v.isSigned() && v.isAllOnes());
+}
+
+/// Gives the statements before tile::grid (and the grid's extents), which the launch stub
+/// runs on the host as C++, the kernel language's meaning where C++ leaves it undefined:
+/// an integer `/` or `%` whose divisor may be 0 or -1 becomes tile::rt::divide or
+/// tile::rt::remainder, and a floating-point to integer conversion (written or implicit)
+/// becomes tile::rt::to_integer (truncating, saturating, NaN to 0). The nodes are replaced
+/// in place; the frontend reads those calls as the operators they replace, so that the
+/// device computes the same values. Returns false after an error.
+bool host_semantics(Sema &s, Stmt *&slot) {
+  if (!slot)
+    return true;
+  for (Stmt *&child : slot->children())
+    if (!host_semantics(s, child))
+      return false;
+  auto *e = dyn_cast<Expr>(slot);
+  if (!e || e->isValueDependent() || e->isTypeDependent())
+    return true;
+  ASTContext &c = s.getASTContext();
+  const char *callee = nullptr;
+  llvm::SmallVector<Expr *, 2> args;
+  if (auto *bo = dyn_cast<BinaryOperator>(e); bo && !isa<CompoundAssignOperator>(bo) &&
+                                               (bo->getOpcode() == BO_Div || bo->getOpcode() == BO_Rem) &&
+                                               bo->getType()->isIntegerType() &&
+                                               !safe_constant_divisor(bo->getRHS(), c)) {
+    callee = bo->getOpcode() == BO_Div ? "divide" : "remainder";
+    args = {bo->getLHS(), bo->getRHS()};
+  } else if (auto *cast = dyn_cast<CastExpr>(e); cast && cast->getCastKind() == CK_FloatingToIntegral &&
+                                                 cast->getType()->isIntegerType() &&
+                                                 !cast->getType()->isEnumeralType() &&
+                                                 !cast->getType()->isBooleanType() && !e->isEvaluatable(c)) {
+    callee = "to_integer";
+    QualType to = cast->getType().getUnqualifiedType();
+    args = {cast->getSubExpr(),
+            IntegerLiteral::Create(c, llvm::APInt(c.getIntWidth(to), 0), to, e->getExprLoc())};
+  }
+  if (!callee)
+    return true;
+  SourceLocation loc = e->getExprLoc();
+  ExprResult fn = runtime_function(s, callee, loc);
+  if (fn.isInvalid())
+    return false;
+  ExprResult call = s.BuildCallExpr(nullptr, fn.get(), loc, args, loc);
+  if (call.isInvalid())
+    return false;
+  slot = call.get();
+  return true;
+}
+
 /// A grid extent as written, before its conversion to tile::grid's int parameter: the
 /// runtime takes 64 bits and reports extents past what a block index holds, where the
 /// conversion would wrap them around (2^32 blocks to none).
@@ -67,6 +125,15 @@ Stmt *build_launch_stub(Sema &s, FunctionDecl *fd, const frontend::KernelHead &h
   SourceLocation loc = head.grid_call->getBeginLoc();
   Sema::SynthesizedFunctionScope scope(s, fd);
 
+  for (Stmt *st : head.prologue) // (a statement itself is not an expression: only its parts change)
+    if (!host_semantics(s, st))
+      return nullptr;
+  for (unsigned d : head.extent_args) {
+    Stmt *arg = head.grid_call->getArg(d);
+    if (!host_semantics(s, arg))
+      return nullptr;
+    head.grid_call->setArg(d, cast<Expr>(arg));
+  }
   ExprResult fn = runtime_function(s, "launch", loc);
   if (fn.isInvalid())
     return nullptr;

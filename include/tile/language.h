@@ -220,7 +220,17 @@ template <class Dst, class V> void atomic_min(Dst &&, const V &) {}
 // Scalar functions
 // ---------------------------------------------------------------------------------------
 
-template <class A, class B> constexpr auto ceildiv(A a, B b) { return (a + b - 1) / b; }
+/// (a + b - 1) / b, with the language's integer arithmetic on every target and the host:
+/// wrapping on overflow, and a divisor of 0 gives 0 (see the manual's Element types).
+template <class A, class B> constexpr auto ceildiv(A a, B b) {
+  using R = decltype((a + b - 1) / b);
+  if constexpr (std::is_integral_v<R>) {
+    using U = std::make_unsigned_t<R>;
+    return detail::checked_div<R>(R(U(R(a)) + U(R(b)) - U(1)), R(b));
+  } else {
+    return (a + b - 1) / b;
+  }
+}
 
 template <class A, class B> constexpr detail::common_t<A, B> min(A a, B b) {
   using R = detail::common_t<A, B>;
@@ -279,6 +289,15 @@ template <class T, class U> constexpr T cast(U x) {
   else
     return T(A(x));
 }
+namespace rt {
+/// What a kernel's launch stub runs for an integer `/` or `%` whose divisor may be 0 or -1,
+/// and for a floating-point to integer conversion, in the statements before tile::grid (the
+/// plugin rewrites them so that the host computes what the device does).
+template <class T> constexpr T divide(T x, T y) { return tile::detail::checked_div<T>(x, y); }
+template <class T> constexpr T remainder(T x, T y) { return tile::detail::checked_mod<T>(x, y); }
+template <class F, class To> constexpr To to_integer(F x, To) { return tile::detail::saturate_cast<To>(x); }
+} // namespace rt
+
 template <class T> T infinity() {
   return T(std::numeric_limits<detail::math_t<T>>::infinity());
 }

@@ -222,6 +222,20 @@ void note_instantiation(Sema &sema, const FunctionDecl *fd) {
       << os.str();
 }
 
+/// The first element access `t(i, ...)` of a tile::tensor in `s`, else null.
+static const Expr *tensor_element_access(const Stmt *s) {
+  if (!s)
+    return nullptr;
+  if (auto *op = dyn_cast<CXXOperatorCallExpr>(s);
+      op && op->getOperator() == OO_Call && op->getNumArgs() > 0 &&
+      classify_tile_type(op->getArg(0)->getType()).kind == TileTypeKind::Tensor)
+    return op;
+  for (const Stmt *c : s->children())
+    if (const Expr *e = tensor_element_access(c))
+      return e;
+  return nullptr;
+}
+
 static void report(Sema &sema, const FunctionDecl *fd, SourceLocation loc, const std::string &message,
                    const std::string &note) {
   DiagnosticsEngine &d = sema.getDiagnostics();
@@ -286,8 +300,16 @@ std::optional<KernelHead> find_kernel_head(Sema &sema, const FunctionDecl *fd, S
       CallExpr *g = grid_call_of(s);
       head.grid_call = g;
       for (unsigned i = 0; i < g->getNumArgs(); ++i)
-        if (!g->getArg(i)->getType()->isRecordType())
+        if (!g->getArg(i)->getType()->isRecordType()) {
           head.extent_args.push_back(i);
+          if (const Expr *access = tensor_element_access(g->getArg(i))) {
+            report(sema, fd, access->getExprLoc(),
+                   "an element of a tensor is read in a grid extent, which is computed on the host (on the host "
+                   "a tensor's data is device memory)",
+                   "size the grid from tensor sizes and scalar parameters");
+            return std::nullopt;
+          }
+        }
       // One name per extent. (With a wrong count, Clang reports the decomposition too, with no
       // word on what to write.)
       auto *ds = dyn_cast<DeclStmt>(s);
@@ -318,6 +340,13 @@ std::optional<KernelHead> find_kernel_head(Sema &sema, const FunctionDecl *fd, S
       report(sema, fd, s->getBeginLoc(),
              "only declarations of scalars and tile::expect may come before tile::grid in a kernel",
              "bind the block indices first (auto [bx] = tile::grid(n);), then write the kernel's work");
+      return std::nullopt;
+    }
+    if (const Expr *access = tensor_element_access(s)) {
+      report(sema, fd, access->getExprLoc(),
+             "an element of a tensor is read before tile::grid, where the statements also run on the host (on "
+             "the host a tensor's data is device memory)",
+             "read it after tile::grid, or pass the value as a scalar parameter");
       return std::nullopt;
     }
     head.prologue.push_back(s);

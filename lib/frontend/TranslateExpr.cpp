@@ -347,6 +347,20 @@ ir::Expr Translator::call_expr(const CallExpr *call) {
       b = ir::cast(*st, b);
       return ir::div(ir::sub(ir::add(a, b), ir::int_imm(1, *st)), b);
     }
+    // The launch stub's spelling of `/`, `%` and float-to-integer conversions before tile::grid
+    // (clang-plugin/Stub.cpp gives them the language's meaning on the host): the operators.
+    if (name == "tile::rt::divide" || name == "tile::rt::remainder") {
+      ir::Expr a = arg(0), b = a ? arg(1) : nullptr;
+      if (!b)
+        return nullptr;
+      ir::Expr r = checked_binary(call->getExprLoc(), name == "tile::rt::divide" ? ir::BinaryOp::Div : ir::BinaryOp::Mod,
+                                  a, b);
+      return r ? ir::cast(*st, r) : nullptr;
+    }
+    if (name == "tile::rt::to_integer") {
+      ir::Expr a = arg(0);
+      return a ? ir::cast(*st, a) : nullptr;
+    }
     if (name == "tile::infinity")
       return ir::is_float(*st) ? ir::float_imm(std::numeric_limits<double>::infinity(), *st)
                                : ir::int_imm(std::numeric_limits<std::int64_t>::max(), *st);

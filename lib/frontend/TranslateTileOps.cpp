@@ -602,6 +602,12 @@ void Translator::gemm_op(const CallExpr *call, const std::string &op, SourceLoca
           "declare it tile::fragment<float, M, N>");
     return;
   }
+  if (c->dtype == ir::ScalarType::Bool) {
+    error(call->getArg(2)->getExprLoc(),
+          "the accumulator '" + c->name + "' of tile::gemm has element type bool, which holds no sums",
+          "accumulate in a fragment of float or of an integer type");
+    return;
+  }
   bool ta = false, tb = false, clear = false;
   ir::Expr clear_if; // a run-time clear_accum condition
   ir::WarpPolicy policy = ir::WarpPolicy::Square;

@@ -191,12 +191,43 @@ std::string append_line(const std::string &path, const std::string &line) {
   return w == static_cast<ssize_t>(text.size()) ? "" : (w < 0 ? std::strerror(err) : "a short write");
 }
 
-std::string read_whole(const std::string &path, bool &exists) {
-  std::ifstream in(path, std::ios::binary);
-  exists = bool(in);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+/// The whole of the regular file at `path`, at most 64 MiB (a tuning file is a few lines a
+/// kernel); `why` says why not, else stays empty. (A directory or a device such as
+/// /dev/zero is refused, not read for ever.)
+std::string read_tuning_text(const std::string &path, std::string &why) {
+  constexpr off_t limit = off_t(64) << 20;
+  why.clear();
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    why = std::strerror(errno);
+    return {};
+  }
+  struct stat st {};
+  std::string text;
+  if (::fstat(fd, &st) != 0)
+    why = std::strerror(errno);
+  else if (S_ISDIR(st.st_mode))
+    why = "it is a directory";
+  else if (!S_ISREG(st.st_mode))
+    why = "it is not a regular file";
+  else if (st.st_size > limit)
+    why = "it is larger than 64 MiB";
+  else {
+    text.resize(std::size_t(st.st_size));
+    std::size_t done = 0;
+    while (done < text.size()) {
+      const ssize_t r = ::read(fd, text.data() + done, text.size() - done);
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r <= 0) {
+        why = r < 0 ? std::strerror(errno) : "it became shorter while read";
+        break;
+      }
+      done += std::size_t(r);
+    }
+  }
+  ::close(fd);
+  return why.empty() ? text : std::string();
 }
 
 /// Reads TILE_TUNING_FILE once; a file that cannot be read or is malformed throws, at this
@@ -209,10 +240,10 @@ void load_env_file_locked(Tables &t) {
     t.env_file_read = true;
     return;
   }
-  bool exists = false;
-  std::string text = read_whole(path, exists);
-  if (!exists)
-    throw tile::error("tile: TILE_TUNING_FILE=" + path + " cannot be read: " + std::strerror(errno));
+  std::string why;
+  std::string text = read_tuning_text(path, why);
+  if (!why.empty())
+    throw tile::error("tile: TILE_TUNING_FILE=" + path + " cannot be read: " + why);
   std::map<Key, Entry> entries;
   parse(text, path, entries, /*strict=*/true);
   for (auto &[k, e] : entries)
@@ -227,9 +258,9 @@ void read_cache_locked(Tables &t) {
   const std::string path = cache_path();
   if (path.empty())
     return;
-  bool exists = false;
-  std::string text = read_whole(path, exists);
-  if (exists)
+  std::string why;
+  std::string text = read_tuning_text(path, why);
+  if (why.empty()) // (a cache that cannot be read is as none: its kernels are tuned again)
     parse(text, path, t.cache, /*strict=*/false); // a damaged line is tuned again
 }
 
@@ -438,10 +469,10 @@ void load(std::string_view text, const std::string &origin) {
 }
 
 void load_file(const std::string &path) {
-  bool exists = false;
-  std::string text = read_whole(path, exists);
-  if (!exists)
-    throw tile::error("tile: the tuning file " + path + " cannot be read: " + std::strerror(errno));
+  std::string why;
+  std::string text = read_tuning_text(path, why);
+  if (!why.empty())
+    throw tile::error("tile: the tuning file " + path + " cannot be read: " + why);
   load(text, path);
 }
 

@@ -242,6 +242,37 @@ TEST_F(Autotune, RefusesWhatItCannotUse) {
             std::string::npos);
 }
 
+// A tuning file or cache that is not a regular file: a directory named by TILE_TUNING_FILE
+// is an error saying so (it was silently read as empty); a cache that is a device
+// (/dev/zero, endless) or a directory is as no cache: the kernel is tuned, nothing hangs.
+TEST_F(Autotune, TuningFilesThatAreNotRegularFiles) {
+  auto message = [](auto &&f) {
+    try {
+      f();
+    } catch (const tile::error &e) {
+      return std::string(e.what());
+    }
+    return std::string("nothing thrown");
+  };
+  ::setenv("TILE_TUNING_FILE", dir_.c_str(), 1);
+  tile::tuning::reset();
+  const std::string why = message([] { three("k-dir").choice(shaped(1, 1), 0); });
+  EXPECT_NE(why.find("TILE_TUNING_FILE=" + dir_.string() + " cannot be read: it is a directory"), std::string::npos)
+      << why;
+  EXPECT_NE(message([&] { tile::tuning::load_file(dir_.string()); }).find("cannot be read: it is a directory"),
+            std::string::npos);
+  ::unsetenv("TILE_TUNING_FILE");
+  for (const char *cache : {"/dev/zero", "DIR"}) {
+    const std::string path = std::string(cache) == "DIR" ? dir_.string() : cache;
+    ::setenv("TILE_TUNING_CACHE", path.c_str(), 1);
+    tile::tuning::reset();
+    for (auto &c : calls)
+      c = 0;
+    EXPECT_EQ(three("k-odd-cache").choice(shaped(3, 3), 0), "fast") << path;
+    EXPECT_GT(calls[0] + calls[1] + calls[2], 0) << path; // timed, not read from the cache
+  }
+}
+
 template <int I> void other_signature(tile::tensor<const double, 2>, int) { ++calls[I]; }
 
 TEST_F(Autotune, ChoicesAreKeptApartByTheKernelsParameters) {

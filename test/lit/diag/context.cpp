@@ -137,11 +137,32 @@ void host(T::tensor<float, 1> x) {
   auto [bx] = T::grid(1);
 }
 
+// The statements before tile::grid also run on the host, where a tensor's data is device
+// memory: an element read there is an error (in a declaration, in tile::expect, in an extent).
+[[tile::kernel]] void k_element_before_grid(T::tensor<const int, 1> n, T::tensor<float, 1> x) {
+  const int blocks = n(0) + 1; // expected-error {{an element of a tensor is read before tile::grid, where the statements also run on the host}} expected-note {{read it after tile::grid, or pass the value as a scalar parameter}}
+  auto [bx] = T::grid(blocks);
+}
+[[tile::kernel]] void k_element_in_expect(T::tensor<const int, 1> n, T::tensor<float, 1> x) {
+  T::expect(n(0) > 0, "n[0] is positive"); // expected-error {{an element of a tensor is read before tile::grid}} expected-note {{read it after tile::grid}}
+  auto [bx] = T::grid(1);
+}
+[[tile::kernel]] void k_element_in_extent(T::tensor<const int, 1> n, T::tensor<float, 1> x) {
+  auto [bx] = T::grid(T::ceildiv(n(0), 64)); // expected-error {{an element of a tensor is read in a grid extent, which is computed on the host}} expected-note {{size the grid from tensor sizes and scalar parameters}}
+}
+
 [[tile::kernel]] void k_gemm_runtime_transpose(T::tensor<float, 1> x, bool flag) {
   auto [bx] = T::grid(1);
   T::shared<T::bf16, 16, 16> a, b;
   T::fragment<float, 16, 16> c;
   T::gemm(a, b, c, {.transpose_b = flag}); // expected-error {{.transpose_b of tile::gemm must be a compile-time constant}} expected-note {{only .clear_accum may be decided at run time}}
+}
+
+[[tile::kernel]] void k_gemm_bool_accumulator(T::tensor<float, 1> x) {
+  auto [bx] = T::grid(1);
+  T::shared<float, 16, 16> a, b;
+  T::fragment<bool, 16, 16> c;
+  T::gemm(a, b, c); // expected-error {{the accumulator 'c' of tile::gemm has element type bool, which holds no sums}} expected-note {{accumulate in a fragment of float or of an integer type}}
 }
 
 [[tile::kernel]] void k_print_buffers(T::tensor<float, 1> x) {

@@ -1,7 +1,8 @@
 // Floating-point to integer conversion in kernels truncates toward zero, saturates at the
 // integer type's limits and gives 0 for NaN, the same on every target and on every path:
 // tile::copy converting on load, a store into an integer buffer, tile::cast in an
-// expression, and a conversion of a constant that the compiler folds. Checked against an
+// expression, a conversion of a constant that the compiler folds, and conversions before
+// tile::grid, which also run on the host (to size the grid). Checked against an
 // independent reference (truncate in long double, then clamp) on edge values.
 // RUN: %tile-cxx %s -O2 -o %t && %t | FileCheck %s
 // CHECK-NOT: FAIL
@@ -26,6 +27,7 @@
 // CHECK: PASS f8e4m3_to_i8_store
 // CHECK: PASS f8e5m2_to_u8_cast
 // CHECK: PASS folded_constants
+// CHECK: PASS prologue_conversions
 // CHECK-NOT: FAIL
 
 #include "Inputs/check.h"
@@ -64,6 +66,27 @@ template <class Src, class Dst, int Path, int N = 48>
   Y(6) = std::uint32_t(4294967296.0);
   Y(7) = std::int64_t(-9.5e18);
   Y(8) = std::int8_t(-127.9f);
+}
+
+/// Conversions before tile::grid (written, implicit, static_cast, functional): block 0
+/// stores the device's values in Y[0..3]; the grid's extent comes from the host's, 1 to 8
+/// blocks, each storing 1 in Y[8 + bx].
+[[tile::kernel]] void prologue(T::tensor<std::int64_t, 1> Y, float s, double d) {
+  const int a = (int)s;
+  const int b = s * 1.0f;
+  const std::int64_t c = static_cast<std::int64_t>(d);
+  const unsigned u = unsigned(d);
+  auto [bx] = T::grid(1 + ((a ^ b ^ int(c) ^ int(u)) & 7), T::threads(32));
+  for (int i : T::parallel(32))
+    if (i == 0) {
+      if (bx == 0) {
+        Y(0) = a;
+        Y(1) = b;
+        Y(2) = c;
+        Y(3) = u;
+      }
+      Y(8 + bx) = 1;
+    }
 }
 
 /// The reference: truncate exactly (long double holds every integer limit), then clamp.
@@ -113,6 +136,30 @@ template <class Src, class Dst, int Path> void run(const char *name) {
   check::report(name, true);
 }
 
+void run_prologue() {
+  for (double v : edge_values()) {
+    const float f = float(v);
+    auto Y = check::upload(std::vector<std::int64_t>(16, 0), {16});
+    prologue(Y, f, v);
+    const std::vector<std::int64_t> got = Y.to_vector();
+    const std::int64_t a = (std::int64_t)expected<int>(f), c = (std::int64_t)expected<std::int64_t>(v),
+                       u = (std::int64_t)expected<unsigned>(v);
+    const int blocks = 1 + ((int(a) ^ int(a) ^ int(c) ^ int(unsigned(u))) & 7);
+    bool ok = got[0] == a && got[1] == a && got[2] == c && got[3] == u;
+    for (int k = 0; k < 8; ++k)
+      ok &= got[8 + k] == (k < blocks ? 1 : 0);
+    if (!ok) {
+      char why[200];
+      std::snprintf(why, sizeof why, "%.17g gives %lld %lld %lld %lld (expected %lld %lld %lld), blocks %d", v,
+                    (long long)got[0], (long long)got[1], (long long)got[2], (long long)got[3], (long long)a,
+                    (long long)c, (long long)u, blocks);
+      check::report("prologue_conversions", false, why);
+      return;
+    }
+  }
+  check::report("prologue_conversions", true);
+}
+
 int main() {
   run<float, std::int8_t, 0>("f32_to_i8_copy");
   run<float, std::int8_t, 1>("f32_to_i8_store");
@@ -139,5 +186,6 @@ int main() {
   folded(Y);
   check::equal("folded_constants", std::vector<std::int64_t>{127, -128, 0, 2147483647, -32768, 0, 4294967295, INT64_MIN, -127},
                Y.to_vector());
+  run_prologue();
   return check::result();
 }

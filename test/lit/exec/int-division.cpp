@@ -1,7 +1,8 @@
 // Integer division and remainder have a value for every operand, the same on every target:
 // C++'s where C++ defines one; x / 0 = 0 and x % 0 = x; the most negative value / -1 wraps
 // to itself and % -1 = 0 (a CPU would trap on both). Divisors known only at run time, in
-// 8- to 64-bit types, signed and unsigned.
+// 8- to 64-bit types, signed and unsigned. Also before tile::grid, where the statements run
+// on the host (to size the grid) and on the device: the same values on both, no trap.
 // RUN: %tile-cxx %s -O2 -o %t && %t | FileCheck %s
 // CHECK-NOT: FAIL
 // CHECK: PASS divide_i32
@@ -9,6 +10,9 @@
 // CHECK: PASS divide_u32
 // CHECK: PASS divide_i8
 // CHECK: PASS divide_u64
+// CHECK: PASS prologue_i32
+// CHECK: PASS prologue_i64
+// CHECK: PASS prologue_u32
 // CHECK-NOT: FAIL
 
 #include "Inputs/check.h"
@@ -69,11 +73,63 @@ template <class I> void run(const char *name) {
   check::report(name, true);
 }
 
+/// q = x / y, r = x % y and c = ceildiv(x, y) before tile::grid: block 0 stores the
+/// device's values in out[0..2]; the grid's extent is computed from the host's, 1 to 8
+/// blocks, each storing 1 in out[8 + bx].
+template <class I>
+[[tile::kernel]] void prologue(T::tensor<I, 1> out, I x, I y) {
+  const I q = x / y, r = x % y;
+  const I c = T::ceildiv(x, y);
+  auto [bx] = T::grid(1 + int((q ^ r ^ c) & 7), T::threads(32));
+  for (int i : T::parallel(32))
+    if (i == 0) {
+      if (bx == 0) {
+        out(0) = q;
+        out(1) = r;
+        out(2) = c;
+      }
+      out(8 + bx) = I(1);
+    }
+}
+
+template <class I> void run_prologue(const char *name) {
+  using L = std::numeric_limits<I>;
+  const I values[] = {I(0), I(7), I(-7), L::max(), L::min(), I(-1), I(3)};
+  for (I x : values)
+    for (I y : values) {
+      auto out = check::upload(std::vector<I>(16, I(0)), {16});
+      prologue<I>(out, x, y);
+      const std::vector<I> got = out.to_vector();
+      // The reference in 128 bits, wrapped to I: x / 0 = 0, x % 0 = x; ceildiv(x, y) =
+      // (x + y - 1) / y with the sum wrapped.
+      auto wrap = [](__int128 v) { return I(v); };
+      auto div = [&](__int128 a, __int128 b) { return b == 0 ? I(0) : wrap(a / b); };
+      const I q = div(x, y), r = y == 0 ? x : wrap(__int128(x) % __int128(y));
+      const I c = div(wrap(__int128(x) + __int128(y) - 1), y);
+      const int blocks = 1 + int((q ^ r ^ c) & 7);
+      bool ok = got[0] == q && got[1] == r && got[2] == c;
+      for (int b = 0; b < 8; ++b)
+        ok &= got[8 + b] == I(b < blocks ? 1 : 0);
+      if (!ok) {
+        char why[200];
+        std::snprintf(why, sizeof why, "x %lld y %lld: q r c %lld %lld %lld (expected %lld %lld %lld), blocks %d",
+                      (long long)x, (long long)y, (long long)got[0], (long long)got[1], (long long)got[2],
+                      (long long)q, (long long)r, (long long)c, blocks);
+        check::report(name, false, why);
+        return;
+      }
+    }
+  check::report(name, true);
+}
+
 int main() {
   run<std::int32_t>("divide_i32");
   run<std::int64_t>("divide_i64");
   run<std::uint32_t>("divide_u32");
   run<std::int8_t>("divide_i8");
   run<std::uint64_t>("divide_u64");
+  run_prologue<std::int32_t>("prologue_i32");
+  run_prologue<std::int64_t>("prologue_i64");
+  run_prologue<std::uint32_t>("prologue_u32");
   return check::result();
 }
