@@ -210,11 +210,29 @@ template <class Src, class Dst> requires detail::tile_operands<Src, Dst> void re
 template <class Src, class Dst> requires detail::tile_operands<Src, Dst> void reduce_abssum(const Src &, Dst &, int /*dim*/, bool /*clear*/ = true) {}
 template <class Src, class Dst> requires detail::tile_operands<Src, Dst> void cumsum(const Src &, Dst &, int /*dim*/, bool /*reverse*/ = false) {}
 
-/// On a tensor element (`atomic_add(C(i, j), v)`), or element-wise from a buffer onto a
-/// tensor region (`atomic_add(C.at(i, j), frag)`).
-template <class Dst, class V> void atomic_add(Dst &&, const V &) {}
-template <class Dst, class V> void atomic_max(Dst &&, const V &) {}
-template <class Dst, class V> void atomic_min(Dst &&, const V &) {}
+namespace detail {
+/// What an atomic gives: the element's type for an element `C(i, j)`, nothing for a region.
+template <class Dst>
+using atomic_result_t = std::conditional_t<std::is_arithmetic_v<std::remove_cvref_t<Dst>> ||
+                                               is_extended_float_v<std::remove_cvref_t<Dst>>,
+                                           std::remove_cvref_t<Dst>, void>;
+template <class Dst> atomic_result_t<Dst> atomic_result() {
+  if constexpr (!std::is_void_v<atomic_result_t<Dst>>)
+    return atomic_result_t<Dst>{};
+}
+} // namespace detail
+
+/// On a tensor element (`atomic_add(C(i, j), v)`: returns the element's value before it), or
+/// element-wise from a buffer onto a tensor region (`atomic_add(C.at(i, j), frag)`).
+template <class Dst, class V> detail::atomic_result_t<Dst> atomic_add(Dst &&, const V &) { return detail::atomic_result<Dst>(); }
+template <class Dst, class V> detail::atomic_result_t<Dst> atomic_max(Dst &&, const V &) { return detail::atomic_result<Dst>(); }
+template <class Dst, class V> detail::atomic_result_t<Dst> atomic_min(Dst &&, const V &) { return detail::atomic_result<Dst>(); }
+/// On a tensor element: stores v, returns the value it replaced.
+template <class Dst, class V> detail::atomic_result_t<Dst> atomic_exchange(Dst &&, const V &) { return detail::atomic_result<Dst>(); }
+/// On a tensor element: stores v where the element equals `expected` (bit for bit), returns
+/// the value it found (equal to `expected` where it stored).
+template <class Dst, class E, class V>
+detail::atomic_result_t<Dst> atomic_compare_exchange(Dst &&, const E &, const V &) { return detail::atomic_result<Dst>(); }
 
 // ---------------------------------------------------------------------------------------
 // Scalar functions

@@ -361,6 +361,11 @@ ir::Expr Translator::call_expr(const CallExpr *call) {
       ir::Expr a = arg(0);
       return a ? ir::cast(*st, a) : nullptr;
     }
+    if (name.rfind("tile::atomic_", 0) == 0) {
+      error(call->getExprLoc(), "the value of " + name + " is read only as the initializer of a declaration",
+            "write it as a statement, or as const T old = " + name + "(...); and use old");
+      return nullptr;
+    }
     if (name == "tile::infinity")
       return ir::is_float(*st) ? ir::float_imm(std::numeric_limits<double>::infinity(), *st)
                                : ir::int_imm(std::numeric_limits<std::int64_t>::max(), *st);

@@ -273,7 +273,16 @@ void Translator::declaration(const DeclStmt *ds) {
     }
     ir::Expr init;
     if (vd->getInit()) {
-      init = expr(vd->getInit());
+      // `T old = tile::atomic_add(C(i), v);`: the atomic, then the element's value before it.
+      auto *ac = dyn_cast<CallExpr>(strip_all(vd->getInit()));
+      const std::string callee = ac ? qualified_name(ac->getDirectCallee()) : "";
+      if (callee.rfind("tile::atomic_", 0) == 0) {
+        init = atomic_value(ac, callee.substr(6));
+        if (init)
+          init = ir::cast(*st, init);
+      } else {
+        init = expr(vd->getInit());
+      }
       if (!init)
         return;
     }

@@ -370,6 +370,7 @@ bool Translator::tile_op(const CallExpr *call) {
   std::string op = name.substr(6);
   static const char *ops[] = {"copy", "gemm", "clear", "fill", "reduce_sum", "reduce_max", "reduce_min",
                               "reduce_absmax", "reduce_abssum", "cumsum", "atomic_add", "atomic_max", "atomic_min",
+                              "atomic_exchange", "atomic_compare_exchange",
                               "print", "device_assert", "use_swizzle", "warp_specialize", "persistent", "annotate_layout", "grid", "expect"};
   bool known = false;
   for (const char *o : ops)
@@ -699,28 +700,30 @@ void Translator::reduce_op(const CallExpr *call, const std::string &op, SourceLo
   return;
 }
 
+namespace {
+ir::AtomicKind atomic_kind(const std::string &op) {
+  const std::string k = op.substr(7);
+  return k == "add"        ? ir::AtomicKind::Add
+         : k == "max"      ? ir::AtomicKind::Max
+         : k == "min"      ? ir::AtomicKind::Min
+         : k == "exchange" ? ir::AtomicKind::Exchange
+                           : ir::AtomicKind::CompareExchange;
+}
+} // namespace
+
 void Translator::atomic_op(const CallExpr *call, const std::string &op, SourceLocation loc) {
-  std::string k = op.substr(7);
-  ir::AtomicKind kind = k == "add" ? ir::AtomicKind::Add : k == "max" ? ir::AtomicKind::Max : ir::AtomicKind::Min;
+  const ir::AtomicKind kind = atomic_kind(op);
   if (auto ref = element_ref(call->getArg(0), true)) {
-    if (ref->buffer->scope != ir::Scope::Global) {
-      error(call->getArg(0)->getExprLoc(), "tile::" + op + " works on tensor elements, not on '" +
-                                               ref->buffer->name + "'",
-            "atomics combine results across blocks in global memory");
-      return;
-    }
-    ir::Expr v = expr(call->getArg(1));
-    if (!v)
-      return;
-    ir::Region r;
-    r.buffer = ref->buffer;
-    r.begin = ref->indices;
-    r.extent.assign(ref->indices.size(), 1);
-    emit(std::make_shared<ir::AtomicNode>(kind, r, ir::cast(ir::arith_type(ref->buffer->dtype), v), std::nullopt));
+    atomic_element(call, op, *ref, nullptr);
     return;
   }
   if (failed())
     return;
+  if (kind == ir::AtomicKind::Exchange || kind == ir::AtomicKind::CompareExchange) {
+    error(call->getArg(0)->getExprLoc(), "tile::" + op + " works on one tensor element",
+          "pass an element T(i, j) of a tile::tensor; an element-wise update of a region is an add, max or min");
+    return;
+  }
   ir::Buffer src = whole_local(call->getArg(1), op.c_str());
   if (!src)
     return;
@@ -735,6 +738,62 @@ void Translator::atomic_op(const CallExpr *call, const std::string &op, SourceLo
   }
   emit(std::make_shared<ir::AtomicNode>(kind, *d, nullptr, ir::full_region(src)));
   return;
+}
+
+bool Translator::atomic_element(const CallExpr *call, const std::string &op, const ElementRef &element,
+                                const ir::Var &result) {
+  const ir::AtomicKind kind = atomic_kind(op);
+  const ElementRef *ref = &element;
+  if (ref->buffer->scope != ir::Scope::Global) {
+    error(call->getArg(0)->getExprLoc(), "tile::" + op + " works on tensor elements, not on '" + ref->buffer->name + "'",
+          "atomics combine results across blocks in global memory");
+    return false;
+  }
+  const ir::ScalarType at = ir::arith_type(ref->buffer->dtype);
+  const bool cas = kind == ir::AtomicKind::CompareExchange;
+  ir::Expr compare = cas ? expr(call->getArg(1)) : nullptr;
+  if (cas && !compare)
+    return false;
+  ir::Expr v = expr(call->getArg(cas ? 2 : 1));
+  if (!v)
+    return false;
+  ir::Region r;
+  r.buffer = ref->buffer;
+  r.begin = ref->indices;
+  r.extent.assign(ref->indices.size(), 1);
+  emit(std::make_shared<ir::AtomicNode>(kind, r, ir::cast(at, v), std::nullopt,
+                                        compare ? ir::cast(at, compare) : nullptr, result));
+  return true;
+}
+
+ir::Expr Translator::atomic_value(const CallExpr *call, const std::string &op) {
+  auto ref = element_ref(call->getArg(0), true);
+  if (!ref) {
+    if (!failed())
+      error(call->getArg(0)->getExprLoc(), "the value of tile::" + op + " is that of one tensor element",
+            "pass an element T(i, j) of a tile::tensor; the region form returns nothing");
+    return nullptr;
+  }
+  if (ref->buffer->scope != ir::Scope::Global) {
+    error(call->getArg(0)->getExprLoc(), "tile::" + op + " works on tensor elements, not on '" + ref->buffer->name + "'",
+          "atomics combine results across blocks in global memory");
+    return nullptr;
+  }
+  const ir::ScalarType t = ref->buffer->dtype;
+  ir::Var old = ir::make_var(unique_name("old"), t);
+  emit(ir::declare(old, nullptr));
+  if (!atomic_element(call, op, *ref, old))
+    return nullptr;
+  if (parallel_depth > 0)
+    return old;
+  // Outside parallel loops one thread of the block runs the atomic: its value goes to every
+  // thread through a shared slot (the barrier between is insert-sync's).
+  ir::Buffer slot = ir::make_buffer(unique_name("atomic_slot"), ir::Scope::Shared, t, {1});
+  emit(ir::decl_buffer(slot));
+  emit(ir::store(slot, {ir::int_imm(0)}, old));
+  ir::Var value = ir::make_var(unique_name("old"), t);
+  emit(ir::declare(value, ir::load(slot, {ir::int_imm(0)})));
+  return value;
 }
 
 } // namespace tile::frontend

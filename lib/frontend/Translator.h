@@ -115,6 +115,12 @@ public:
   void gemm_op(const clang::CallExpr *call, const std::string &op, clang::SourceLocation loc);
   void reduce_op(const clang::CallExpr *call, const std::string &op, clang::SourceLocation loc);
   void atomic_op(const clang::CallExpr *call, const std::string &op, clang::SourceLocation loc);
+  /// An element atomic whose value is used (a declaration's initializer): emits it and
+  /// returns the variable holding the element's value before it (the same in every thread
+  /// outside parallel loops: one thread's, through a shared slot). Null after an error.
+  ir::Expr atomic_value(const clang::CallExpr *call, const std::string &op);
+  bool atomic_element(const clang::CallExpr *call, const std::string &op, const ElementRef &ref,
+                      const ir::Var &result);
   // A tile operation's operand that must be a shared, fragment or local buffer.
   ir::Buffer whole_local(const clang::Expr *e, const char *what);
   ir::Buffer buffer_ref(const clang::Expr *e, const char *op, bool required = true);

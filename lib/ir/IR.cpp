@@ -135,6 +135,8 @@ const char *name(AtomicKind k) {
   case AtomicKind::Add: return "add";
   case AtomicKind::Max: return "max";
   case AtomicKind::Min: return "min";
+  case AtomicKind::Exchange: return "exchange";
+  case AtomicKind::CompareExchange: return "compare_exchange";
   }
   return "?";
 }

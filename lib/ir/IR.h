@@ -452,19 +452,25 @@ struct CumsumNode : StmtNode {
       : StmtNode(static_kind), src(std::move(s)), dst(std::move(d)), dim(dm), reverse(r) {}
 };
 
-enum class AtomicKind { Add, Max, Min };
+enum class AtomicKind { Add, Max, Min, Exchange, CompareExchange };
 const char *name(AtomicKind k);
 
 /// Atomically combines into a tensor region: with `value` (dst one element), that value;
-/// otherwise element-wise from `src` (same tile shape as dst).
+/// otherwise element-wise from `src` (same tile shape as dst). Exchange stores `value`;
+/// CompareExchange stores `value` where the element's bits equal `compare`'s (element
+/// forms only). With `result` (element forms only), the element's value before the
+/// operation is assigned to that variable (declared before, of the element's type).
 struct AtomicNode : StmtNode {
   static constexpr StmtKind static_kind = StmtKind::Atomic;
   AtomicKind atomic_kind;
   Region dst;
   Expr value;
   std::optional<Region> src;
-  AtomicNode(AtomicKind k, Region d, Expr v, std::optional<Region> s)
-      : StmtNode(static_kind), atomic_kind(k), dst(std::move(d)), value(std::move(v)), src(std::move(s)) {}
+  Expr compare;
+  Var result;
+  AtomicNode(AtomicKind k, Region d, Expr v, std::optional<Region> s, Expr c = nullptr, Var r = nullptr)
+      : StmtNode(static_kind), atomic_kind(k), dst(std::move(d)), value(std::move(v)), src(std::move(s)),
+        compare(std::move(c)), result(std::move(r)) {}
 };
 /// Prints `args` (StringImm for literal text) on a line that starts with the block's
 /// indices: once per block outside parallel loops, once per iteration inside them.

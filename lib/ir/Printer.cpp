@@ -299,9 +299,15 @@ public:
     }
     case StmtKind::Atomic: {
       auto n = s->as<AtomicNode>();
+      if (n->result)
+        os << var_name(n->result.get()) << " = ";
       os << "atomic_" << name(n->atomic_kind) << "(";
       region(n->dst);
       os << ", ";
+      if (n->compare) {
+        expr(n->compare);
+        os << ", ";
+      }
       if (n->src)
         region(*n->src);
       else

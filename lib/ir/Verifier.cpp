@@ -286,10 +286,19 @@ public:
       check_region(*n->src, "atomic");
       if (n->src->tile_shape() != n->dst.tile_shape())
         fail("atomic source and destination tiles differ in shape");
+      if (n->result || n->compare || n->atomic_kind == AtomicKind::Exchange ||
+          n->atomic_kind == AtomicKind::CompareExchange)
+        fail("a region atomic is an add, max or min without a result");
     } else {
       if (n->dst.num_elements() != 1)
         fail("element atomic on a region of more than one element");
       visit(n->value);
+      if ((n->compare != nullptr) != (n->atomic_kind == AtomicKind::CompareExchange))
+        fail("an atomic has a compared value exactly when it is a compare-exchange");
+      if (n->compare)
+        visit(n->compare);
+      if (n->result && n->result->type != n->dst.buffer->dtype)
+        fail("an atomic's result variable has another type than the element");
     }
   }
   void visit_AnnotateLayout(const AnnotateLayoutNode *n) override { check_buffer(n->buffer, "annotate_layout"); }

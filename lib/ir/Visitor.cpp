@@ -105,6 +105,8 @@ void IRVisitor::visit_Atomic(const AtomicNode *n) {
   visit(n->value);
   if (n->src)
     visit(*n->src);
+  if (n->compare)
+    visit(n->compare);
 }
 void IRVisitor::visit_Print(const PrintNode *n) {
   for (auto &a : n->args)
@@ -325,9 +327,10 @@ Stmt IRMutator::mutate_Atomic(const Stmt &self, const AtomicNode *n) {
   std::optional<Region> s;
   if (n->src)
     s = mutate(*n->src);
-  if (same(d, n->dst) && v == n->value && (!s || same(*s, *n->src)))
+  auto c = n->compare ? mutate(n->compare) : nullptr;
+  if (same(d, n->dst) && v == n->value && (!s || same(*s, *n->src)) && c == n->compare)
     return self;
-  return std::make_shared<AtomicNode>(n->atomic_kind, d, v, s);
+  return std::make_shared<AtomicNode>(n->atomic_kind, d, v, s, c, n->result);
 }
 Stmt IRMutator::mutate_Print(const Stmt &self, const PrintNode *n) {
   bool changed = false;

@@ -584,8 +584,9 @@ void CEmitter::emit_store(const StoreNode *n) {
 void CEmitter::emit_atomic(const AtomicNode *n) {
   if (n->src || !n->value || n->dst.buffer->scope != Scope::Global)
     return unlowered("a region atomic");
-  line(lib_ + "::atomic_" + name(n->atomic_kind) + "(&" + element(n->dst.buffer, n->dst.begin) + ", " +
-       expr(n->value) + ");");
+  std::string call = lib_ + "::atomic_" + name(n->atomic_kind) + "(&" + element(n->dst.buffer, n->dst.begin) + ", " +
+                     (n->compare ? expr(n->compare) + ", " : "") + expr(n->value) + ")";
+  line((n->result ? var(n->result) + " = " : "") + call + ";");
 }
 
 std::string CEmitter::loop_pragma(const ForNode *n, bool) {

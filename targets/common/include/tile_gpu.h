@@ -268,19 +268,23 @@ __device__ __forceinline__ double max(double a, double b) { return ::fmax(a, b);
 // ---------------------------------------------------------------------------------------
 
 namespace detail {
-template <class T, class F> __device__ void atomic_update(T *p, F f) {
+/// Atomically replaces *p by f(*p) with a compare-and-swap loop; returns the value it
+/// replaced.
+template <class T, class F> __device__ T atomic_update(T *p, F f) {
   if constexpr (sizeof(T) == 8) {
     unsigned long long *a = reinterpret_cast<unsigned long long *>(p);
     unsigned long long old = *a, assumed;
+    T cur;
     do {
       assumed = old;
-      T cur, next;
+      T next;
       memcpy(&cur, &assumed, 8);
       next = f(cur);
       unsigned long long bits;
       memcpy(&bits, &next, 8);
       old = atomicCAS(a, assumed, bits);
     } while (assumed != old);
+    return cur;
   } else {
     // The element within its aligned 32-bit word (sizeof(T) is 1, 2 or 4).
     const uintptr_t addr = reinterpret_cast<uintptr_t>(p);
@@ -288,16 +292,18 @@ template <class T, class F> __device__ void atomic_update(T *p, F f) {
     const unsigned shift = unsigned(addr & 3) * 8;
     const unsigned mask = sizeof(T) == 4 ? 0xffffffffu : ((1u << (8 * sizeof(T))) - 1) << shift;
     unsigned old = *word, assumed;
+    T cur;
     do {
       assumed = old;
       unsigned field = (assumed & mask) >> shift;
-      T cur, next;
+      T next;
       memcpy(&cur, &field, sizeof(T));
       next = f(cur);
       unsigned bits = 0;
       memcpy(&bits, &next, sizeof(T));
       old = atomicCAS(word, assumed, (assumed & ~mask) | ((bits << shift) & mask));
     } while (assumed != old);
+    return cur;
   }
 }
 /// The value an atomic computes with, and back.
@@ -324,40 +330,69 @@ template <class T, class V> __device__ __forceinline__ auto atomic_operand(V v) 
   else
     return arith(T(v));
 }
-template <class T, class V, class F> __device__ __forceinline__ void atomic_combine(T *p, V v, F combine) {
-  atomic_update(p, [v, combine](T cur) {
+template <class T, class V, class F> __device__ __forceinline__ T atomic_combine(T *p, V v, F combine) {
+  return atomic_update(p, [v, combine](T cur) {
     auto a = arith(cur);
     return from_arith<T>(combine(a, decltype(a)(atomic_operand<T>(v))));
   });
 }
+template <class T> __device__ __forceinline__ bool same_bits(T a, T b) {
+  if constexpr (sizeof(T) == 8) {
+    unsigned long long x, y;
+    memcpy(&x, &a, 8);
+    memcpy(&y, &b, 8);
+    return x == y;
+  } else {
+    unsigned x = 0, y = 0;
+    memcpy(&x, &a, sizeof(T));
+    memcpy(&y, &b, sizeof(T));
+    return x == y;
+  }
+}
 } // namespace detail
 
-template <class T, class V> __device__ void atomic_add(T *p, V v) {
+// Atomics on a tensor element (relaxed: they order no other memory access); each returns
+// the element's value before it.
+template <class T, class V> __device__ T atomic_add(T *p, V v) {
   if constexpr (same<T, float>::value || same<T, double>::value || same<T, int32_t>::value ||
                 same<T, uint32_t>::value || same<T, unsigned long long>::value)
-    atomicAdd(p, T(v));
+    return atomicAdd(p, T(v));
   else if constexpr (sizeof(T) == 8 && !same<T, double>::value) // 64-bit integers wrap as unsigned
-    atomicAdd(reinterpret_cast<unsigned long long *>(p), (unsigned long long)(T(v)));
+    return T(atomicAdd(reinterpret_cast<unsigned long long *>(p), (unsigned long long)(T(v))));
   else
-    detail::atomic_combine(p, v, [](auto a, auto b) { return a + b; });
+    return detail::atomic_combine(p, v, [](auto a, auto b) { return a + b; });
 }
 
-template <class T, class V> __device__ void atomic_max(T *p, V v) {
+template <class T, class V> __device__ T atomic_max(T *p, V v) {
   if constexpr (same<T, int32_t>::value || same<T, uint32_t>::value || same<T, unsigned long long>::value)
-    atomicMax(p, T(v));
+    return atomicMax(p, T(v));
   else if constexpr (same<T, int64_t>::value)
-    port::atomic_max_i64(reinterpret_cast<long long *>(p), (long long)v);
+    return T(port::atomic_max_i64(reinterpret_cast<long long *>(p), (long long)v));
   else
-    detail::atomic_combine(p, v, [](auto a, auto b) { return max(a, b); });
+    return detail::atomic_combine(p, v, [](auto a, auto b) { return max(a, b); });
 }
 
-template <class T, class V> __device__ void atomic_min(T *p, V v) {
+template <class T, class V> __device__ T atomic_min(T *p, V v) {
   if constexpr (same<T, int32_t>::value || same<T, uint32_t>::value || same<T, unsigned long long>::value)
-    atomicMin(p, T(v));
+    return atomicMin(p, T(v));
   else if constexpr (same<T, int64_t>::value)
-    port::atomic_min_i64(reinterpret_cast<long long *>(p), (long long)v);
+    return T(port::atomic_min_i64(reinterpret_cast<long long *>(p), (long long)v));
   else
-    detail::atomic_combine(p, v, [](auto a, auto b) { return min(a, b); });
+    return detail::atomic_combine(p, v, [](auto a, auto b) { return min(a, b); });
+}
+
+/// Stores v (converted to T); returns the value it replaced.
+template <class T, class V> __device__ T atomic_exchange(T *p, V v) {
+  const T next = detail::from_arith<T>(detail::atomic_operand<T>(v));
+  return detail::atomic_update(p, [next](T) { return next; });
+}
+
+/// Stores v where the element's bits equal those of `expected` (both converted to T);
+/// returns the value it found (equal to `expected` where it stored).
+template <class T, class E, class V> __device__ T atomic_compare_exchange(T *p, E expected, V v) {
+  const T want = detail::from_arith<T>(detail::atomic_operand<T>(expected));
+  const T next = detail::from_arith<T>(detail::atomic_operand<T>(v));
+  return detail::atomic_update(p, [want, next](T cur) { return detail::same_bits(cur, want) ? next : cur; });
 }
 
 /// Two 16-bit values as one 32-bit register, the first in the low half (mma's operand order).

@@ -359,9 +359,9 @@ template <> struct arith<f8e5m2> {
   using type = float;
 };
 
-/// Atomically replaces *p by combine(*p) with a compare-and-swap on its bits; returns
-/// without writing when the value would not change.
-template <class T, class F> inline void atomic_update(T *p, F combine) {
+/// Atomically replaces *p by combine(*p) with a compare-and-swap on its bits (without
+/// writing where the value would not change); returns the value it replaced.
+template <class T, class F> inline T atomic_update(T *p, F combine) {
   using U = typename bits_type<sizeof(T)>::type;
   U *q = reinterpret_cast<U *>(p);
   U old = __atomic_load_n(q, __ATOMIC_RELAXED);
@@ -372,29 +372,48 @@ template <class T, class F> inline void atomic_update(T *p, F combine) {
     U next_bits;
     std::memcpy(&next_bits, &next, sizeof(T));
     if (next_bits == old)
-      return;
+      return cur;
     if (__atomic_compare_exchange_n(q, &old, next_bits, /*weak=*/true, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-      return;
+      return cur;
   }
+}
+template <class T> inline typename bits_type<sizeof(T)>::type bits_of(T v) {
+  typename bits_type<sizeof(T)>::type b;
+  std::memcpy(&b, &v, sizeof(T));
+  return b;
 }
 
 } // namespace detail
 
-template <class T, class V> inline void atomic_add(T *p, V v) {
+// Atomics on a tensor element (relaxed: they order no other memory access); each returns
+// the element's value before it.
+template <class T, class V> inline T atomic_add(T *p, V v) {
   if constexpr (detail::is_integer<T>::value) {
-    __atomic_fetch_add(p, T(v), __ATOMIC_RELAXED);
+    return __atomic_fetch_add(p, T(v), __ATOMIC_RELAXED);
   } else {
     using A = typename detail::arith<T>::type;
-    detail::atomic_update(p, [v](T cur) { return T(A(cur) + A(v)); });
+    return detail::atomic_update(p, [v](T cur) { return T(A(cur) + A(v)); });
   }
 }
-template <class T, class V> inline void atomic_max(T *p, V v) {
+template <class T, class V> inline T atomic_max(T *p, V v) {
   using A = typename detail::arith<T>::type;
-  detail::atomic_update(p, [v](T cur) { return T(max(A(cur), A(v))); });
+  return detail::atomic_update(p, [v](T cur) { return T(max(A(cur), A(v))); });
 }
-template <class T, class V> inline void atomic_min(T *p, V v) {
+template <class T, class V> inline T atomic_min(T *p, V v) {
   using A = typename detail::arith<T>::type;
-  detail::atomic_update(p, [v](T cur) { return T(min(A(cur), A(v))); });
+  return detail::atomic_update(p, [v](T cur) { return T(min(A(cur), A(v))); });
+}
+/// Stores v (converted to T); returns the value it replaced.
+template <class T, class V> inline T atomic_exchange(T *p, V v) {
+  const T next = T(v);
+  return detail::atomic_update(p, [next](T) { return next; });
+}
+/// Stores v where the element's bits equal those of `expected` (converted to T); returns the
+/// value it found (equal to `expected` where it stored).
+template <class T, class E, class V> inline T atomic_compare_exchange(T *p, E expected, V v) {
+  const T want = T(expected), next = T(v);
+  return detail::atomic_update(
+      p, [want, next](T cur) { return detail::bits_of(cur) == detail::bits_of(want) ? next : cur; });
 }
 
 // ---------------------------------------------------------------------------------------

@@ -66,8 +66,8 @@ template <class T> __device__ __forceinline__ T shfl_xor(T v, int mask) {
   return __shfl_xor_sync(members, v, mask);
 }
 
-__device__ __forceinline__ void atomic_max_i64(long long *p, long long v) { atomicMax(p, v); }
-__device__ __forceinline__ void atomic_min_i64(long long *p, long long v) { atomicMin(p, v); }
+__device__ __forceinline__ long long atomic_max_i64(long long *p, long long v) { return atomicMax(p, v); }
+__device__ __forceinline__ long long atomic_min_i64(long long *p, long long v) { return atomicMin(p, v); }
 
 } // namespace port
 } // namespace tile_gpu

@@ -64,19 +64,21 @@ __device__ __forceinline__ float exp2(float x) { return ::exp2f(x); }
 template <class T> __device__ __forceinline__ T shfl_xor(T v, int mask) { return __shfl_xor(v, mask, warpSize); }
 
 /// HIP has no atomicMax / atomicMin of long long: a compare-and-swap loop.
-template <bool Max> __device__ void atomic_minmax_i64(long long *p, long long v) {
+/// Returns the value it replaced.
+template <bool Max> __device__ long long atomic_minmax_i64(long long *p, long long v) {
   unsigned long long *a = reinterpret_cast<unsigned long long *>(p);
   unsigned long long old = *a, assumed;
   do {
     assumed = old;
     const long long cur = (long long)assumed;
     if (Max ? !(cur < v) : !(v < cur))
-      return;
+      return cur;
     old = atomicCAS(a, assumed, (unsigned long long)v);
   } while (assumed != old);
+  return (long long)old;
 }
-__device__ __forceinline__ void atomic_max_i64(long long *p, long long v) { atomic_minmax_i64<true>(p, v); }
-__device__ __forceinline__ void atomic_min_i64(long long *p, long long v) { atomic_minmax_i64<false>(p, v); }
+__device__ __forceinline__ long long atomic_max_i64(long long *p, long long v) { return atomic_minmax_i64<true>(p, v); }
+__device__ __forceinline__ long long atomic_min_i64(long long *p, long long v) { return atomic_minmax_i64<false>(p, v); }
 
 } // namespace port
 

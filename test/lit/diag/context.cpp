@@ -165,6 +165,26 @@ void host(T::tensor<float, 1> x) {
   T::gemm(a, b, c); // expected-error {{the accumulator 'c' of tile::gemm has element type bool, which holds no sums}} expected-note {{accumulate in a fragment of float or of an integer type}}
 }
 
+// An atomic's value is read as a declaration's initializer; exchange and compare-exchange
+// take one element; an atomic writes, so not into a read-only tensor.
+[[tile::kernel]] void k_atomic_value_in_expression(T::tensor<int, 1> c, T::tensor<int, 1> out) {
+  auto [bx] = T::grid(1);
+  for (int i : T::parallel(32))
+    out(i) = T::atomic_add(c(0), 1) * 2; // expected-error {{the value of tile::atomic_add is read only as the initializer of a declaration}} expected-note {{write it as a statement, or as const T old = tile::atomic_add(...); and use old}}
+}
+[[tile::kernel]] void k_atomic_exchange_region(T::tensor<int, 1> c) {
+  auto [bx] = T::grid(1);
+  T::fragment<int, 32> f;
+  T::clear(f);
+  T::atomic_exchange(c.at(0), f); // expected-error {{tile::atomic_exchange works on one tensor element}} expected-note {{an element-wise update of a region is an add, max or min}}
+}
+[[tile::kernel]] void k_atomic_read_only(T::tensor<const int, 1> c, T::tensor<int, 1> out) {
+  auto [bx] = T::grid(1);
+  const int old = T::atomic_max(c(0), 3); // expected-error {{tensor 'c' is read-only}} expected-note {{declare it tile::tensor<T, Rank> without const}}
+  for (int i : T::parallel(32))
+    out(i) = old;
+}
+
 [[tile::kernel]] void k_print_buffers(T::tensor<float, 1> x) {
   auto [bx] = T::grid(1);
   T::fragment<float, 8> f;

@@ -43,6 +43,24 @@ namespace T = tile;
   T::atomic_max(O(0, 0), 2.5f);
   // CHECK: atomic_add(O[bx * 64 +: 64, 0 +: 32], acc)
   T::atomic_add(O.at(bx * 64, 0), acc);
+  // An atomic's value outside parallel loops: one thread's, to all through a shared slot.
+  // CHECK: var old: i32
+  // CHECK-NEXT: old = atomic_add(S[bx], 1)
+  // CHECK-NEXT: shared atomic_slot: i32[1]
+  // CHECK-NEXT: atomic_slot[0] = old
+  // CHECK-NEXT: var old_1: i32 = atomic_slot[0]
+  // CHECK-NEXT: var ticket: i32 = old_1
+  const int ticket = T::atomic_add(S(bx), 1);
+  // CHECK: atomic_compare_exchange(S[ticket], 0, 1)
+  T::atomic_compare_exchange(S(ticket), 0, 1);
+  // Inside them, each iteration's own.
+  // CHECK: var old_2: f32
+  // CHECK-NEXT: old_2 = atomic_exchange(O[i, 0], 1.0f)
+  // CHECK-NEXT: var was: f32 = old_2
+  for (int i : T::parallel(32)) {
+    const float was = T::atomic_exchange(O(i, 0), 1.0f);
+    O(i, 1) = was;
+  }
   // CHECK: print("block", bx, "row", f32(Qs[0, 0]))
   T::print("block", bx, "row", float(Qs(0, 0)));
   // CHECK: assert(bx < 4, "bx in range ({{.*}}tile-ops.cpp:[[@LINE+1]])")

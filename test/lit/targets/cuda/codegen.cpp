@@ -12,7 +12,7 @@
 // RUN: %tile-cxx -c -fplugin-arg-tile-targets=cuda:sm_90a+sm_80 -fplugin-arg-tile-cache=%t/cache \
 // RUN:   -fplugin-arg-tile-emit-source=%t -fplugin-arg-tile-verbose %s -o %t/a.o 2>&1 | FileCheck %s --check-prefix=NVCC
 // RUN: ls %t | FileCheck %s --check-prefix=FILES
-// NVCC: remark: tile: cuda image of codegen.cpp (2 kernels) compiled
+// NVCC: remark: tile: cuda image of codegen.cpp (3 kernels) compiled
 // FILES: codegen.cu
 // FILES: tile_cuda.h
 
@@ -121,4 +121,29 @@ namespace T = tile;
   T::fragment<float, 4, 64> f;
   T::copy(X.at(bx * 4, 0), f);
   T::copy(f, Y.at(bx * 4, 0));
+}
+
+// An atomic's value: inside a Threads loop each thread's own; outside, thread 0's, given to
+// the block through a shared slot between barriers (insert-sync's), a ticket a round.
+// CHECK-LABEL: // tickets
+// CHECK: for (int32_t r = 0; r < 3; ++r) {
+// CHECK-NEXT: int32_t old;
+// CHECK-NEXT: if (threadIdx.x == 0) {
+// CHECK-NEXT: old = tile_cuda::atomic_add(&Counter[0l], 1);
+// CHECK: __syncthreads();
+// CHECK-NEXT: if (threadIdx.x == 0) {
+// CHECK-NEXT: atomic_slot[0] = old;
+// CHECK: __syncthreads();
+// CHECK-NEXT: int32_t old_1 = atomic_slot[0];
+// CHECK: int32_t old_2;
+// CHECK-NEXT: old_2 = tile_cuda::atomic_compare_exchange(&Flag[(int64_t)tid * Flag_stride0], 0, ticket + 1);
+[[tile::kernel]] void tickets(T::tensor<int, 1> Counter, T::tensor<int, 1> Flag, T::tensor<int, 2> Seen) {
+  auto [bx] = T::grid(Seen.size(0), T::threads(64));
+  for (int r : T::serial(3)) {
+    const int ticket = T::atomic_add(Counter(0), 1);
+    for (int i : T::parallel(64)) {
+      const int found = T::atomic_compare_exchange(Flag(i), 0, ticket + 1);
+      Seen(bx, i) = found;
+    }
+  }
 }
