@@ -125,7 +125,7 @@ Stmt *build_launch_stub(Sema &s, FunctionDecl *fd, const frontend::KernelHead &h
   SourceLocation loc = head.grid_call->getBeginLoc();
   Sema::SynthesizedFunctionScope scope(s, fd);
 
-  for (Stmt *st : head.prologue) // (a statement itself is not an expression: only its parts change)
+  for (Stmt *st : head.prologue) // (a declaration or a tile::expect call: only their parts are replaced)
     if (!host_semantics(s, st))
       return nullptr;
   for (unsigned d : head.extent_args) {
