@@ -238,8 +238,8 @@ detail::atomic_result_t<Dst> atomic_compare_exchange(Dst &&, const E &, const V 
 // Scalar functions
 // ---------------------------------------------------------------------------------------
 
-/// (a + b - 1) / b, with the language's integer arithmetic on every target and the host:
-/// wrapping on overflow, and a divisor of 0 gives 0 (see the manual's Element types).
+/// (a + b - 1) / b with the language's integer division, on the host as in kernels: a
+/// divisor of 0 gives 0 (see the manual's Element types).
 template <class A, class B> constexpr auto ceildiv(A a, B b) {
   using R = decltype((a + b - 1) / b);
   if constexpr (std::is_integral_v<R>) {

@@ -73,13 +73,14 @@ template <class I> void run(const char *name) {
   check::report(name, true);
 }
 
-/// q = x / y, r = x % y and c = ceildiv(x, y) before tile::grid: block 0 stores the
+/// q = x / y, r = x % y and c = ceildiv(x / 4, y % 8) before tile::grid (a divisor from -7
+/// to 7, 0 and -1 among them; x / 4 + y % 8 - 1 does not overflow): block 0 stores the
 /// device's values in out[0..2]; the grid's extent is computed from the host's, 1 to 8
 /// blocks, each storing 1 in out[8 + bx].
 template <class I>
 [[tile::kernel]] void prologue(T::tensor<I, 1> out, I x, I y) {
   const I q = x / y, r = x % y;
-  const I c = T::ceildiv(x, y);
+  const I c = T::ceildiv(x / 4, y % 8);
   auto [bx] = T::grid(1 + int((q ^ r ^ c) & 7), T::threads(32));
   for (int i : T::parallel(32))
     if (i == 0) {
@@ -100,12 +101,13 @@ template <class I> void run_prologue(const char *name) {
       auto out = check::upload(std::vector<I>(16, I(0)), {16});
       prologue<I>(out, x, y);
       const std::vector<I> got = out.to_vector();
-      // The reference in 128 bits, wrapped to I: x / 0 = 0, x % 0 = x; ceildiv(x, y) =
-      // (x + y - 1) / y with the sum wrapped.
+      // The reference in 128 bits, wrapped to I: x / 0 = 0, x % 0 = x; ceildiv(a, b) =
+      // (a + b - 1) / b.
       auto wrap = [](__int128 v) { return I(v); };
       auto div = [&](__int128 a, __int128 b) { return b == 0 ? I(0) : wrap(a / b); };
       const I q = div(x, y), r = y == 0 ? x : wrap(__int128(x) % __int128(y));
-      const I c = div(wrap(__int128(x) + __int128(y) - 1), y);
+      const I a = I(x / 4), b = I(y % 8);
+      const I c = div(wrap(__int128(a) + __int128(b) - 1), b);
       const int blocks = 1 + int((q ^ r ^ c) & 7);
       bool ok = got[0] == q && got[1] == r && got[2] == c;
       for (int b = 0; b < 8; ++b)
