@@ -2,9 +2,9 @@
 # A short check of the GPU test set (build/gpu) for a call of a few minutes on the GPU
 # machine, where run.sh's whole set does not fit: the execution tests of the Hopper paths
 # (bulk stores, ping-pong, persistent grids, warp specialization, the producer's other
-# tiles; and atomics that return values), the attention and GEMM examples in their builds at sizes that divide no tile, and
-# the attention and GEMM builds (and the producer's tiles)
-# under memcheck and racecheck. One line a check, on stdout; exit status 1 if any failed.
+# tiles; and atomics that return values), the attention and GEMM examples in their builds
+# at sizes that divide no tile, and the attention and GEMM builds (and the producer's
+# tiles) under memcheck and racecheck. One line a check, on stdout; exit status 1 if any failed.
 #   bash build/gpu/quick.sh          (TILE_QUICK_TIMEOUT: seconds a program may run, default 120)
 set -u
 cd "$(dirname "$0")"
