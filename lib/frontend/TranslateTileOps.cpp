@@ -743,13 +743,13 @@ void Translator::atomic_op(const CallExpr *call, const std::string &op, SourceLo
 bool Translator::atomic_element(const CallExpr *call, const std::string &op, const ElementRef &element,
                                 const ir::Var &result) {
   const ir::AtomicKind kind = atomic_kind(op);
-  const ElementRef *ref = &element;
-  if (ref->buffer->scope != ir::Scope::Global) {
-    error(call->getArg(0)->getExprLoc(), "tile::" + op + " works on tensor elements, not on '" + ref->buffer->name + "'",
+  if (element.buffer->scope != ir::Scope::Global) {
+    error(call->getArg(0)->getExprLoc(),
+          "tile::" + op + " works on tensor elements, not on '" + element.buffer->name + "'",
           "atomics combine results across blocks in global memory");
     return false;
   }
-  const ir::ScalarType at = ir::arith_type(ref->buffer->dtype);
+  const ir::ScalarType at = ir::arith_type(element.buffer->dtype);
   const bool cas = kind == ir::AtomicKind::CompareExchange;
   ir::Expr compare = cas ? expr(call->getArg(1)) : nullptr;
   if (cas && !compare)
@@ -758,9 +758,9 @@ bool Translator::atomic_element(const CallExpr *call, const std::string &op, con
   if (!v)
     return false;
   ir::Region r;
-  r.buffer = ref->buffer;
-  r.begin = ref->indices;
-  r.extent.assign(ref->indices.size(), 1);
+  r.buffer = element.buffer;
+  r.begin = element.indices;
+  r.extent.assign(element.indices.size(), 1);
   emit(std::make_shared<ir::AtomicNode>(kind, r, ir::cast(at, v), std::nullopt,
                                         compare ? ir::cast(at, compare) : nullptr, result));
   return true;
@@ -772,11 +772,6 @@ ir::Expr Translator::atomic_value(const CallExpr *call, const std::string &op) {
     if (!failed())
       error(call->getArg(0)->getExprLoc(), "the value of tile::" + op + " is that of one tensor element",
             "pass an element T(i, j) of a tile::tensor; the region form returns nothing");
-    return nullptr;
-  }
-  if (ref->buffer->scope != ir::Scope::Global) {
-    error(call->getArg(0)->getExprLoc(), "tile::" + op + " works on tensor elements, not on '" + ref->buffer->name + "'",
-          "atomics combine results across blocks in global memory");
     return nullptr;
   }
   const ir::ScalarType t = ref->buffer->dtype;

@@ -70,6 +70,16 @@ protected:
 
 Tensor shaped(std::int64_t rows, std::int64_t cols) { return Tensor(nullptr, {rows, cols}); }
 
+/// What `f` throws as tile::error, or "nothing thrown".
+template <class F> std::string message(F &&f) {
+  try {
+    f();
+  } catch (const tile::error &e) {
+    return std::string(e.what());
+  }
+  return std::string("nothing thrown");
+}
+
 TEST_F(Autotune, TimesEveryCandidateAndKeepsTheFastest) {
   auto t = three("k-fastest");
   EXPECT_EQ(t.choice(shaped(2000, 3000), 7), "fast");
@@ -213,14 +223,6 @@ TEST_F(Autotune, LoadsEmbeddedTablesAndSavesChoices) {
 }
 
 TEST_F(Autotune, RefusesWhatItCannotUse) {
-  auto message = [](auto &&f) {
-    try {
-      f();
-    } catch (const tile::error &e) {
-      return std::string(e.what());
-    }
-    return std::string("nothing thrown");
-  };
   EXPECT_EQ(message([] { tile::tuning::load("cuda sm_90\tk\tnot-a-hash\t1\tx\t1\n", "bad.tuning"); }),
             "tile: bad.tuning:1: not a tuning entry (DEVICE, KERNEL, CANDIDATE-SET, SHAPE-CLASS, CHOICE and "
             "MILLISECONDS, separated by tabs)");
@@ -246,14 +248,6 @@ TEST_F(Autotune, RefusesWhatItCannotUse) {
 // is an error saying so (it was silently read as empty); a cache that is a device
 // (/dev/zero, endless) or a directory is as no cache: the kernel is tuned, nothing hangs.
 TEST_F(Autotune, TuningFilesThatAreNotRegularFiles) {
-  auto message = [](auto &&f) {
-    try {
-      f();
-    } catch (const tile::error &e) {
-      return std::string(e.what());
-    }
-    return std::string("nothing thrown");
-  };
   ::setenv("TILE_TUNING_FILE", dir_.c_str(), 1);
   tile::tuning::reset();
   const std::string why = message([] { three("k-dir").choice(shaped(1, 1), 0); });

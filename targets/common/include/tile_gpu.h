@@ -9,7 +9,7 @@
 //   port::exp2(float)                                   the fast base-2 exponential
 //   port::shfl_xor(v, mask)                             a butterfly step within the warp
 //   port::bytes_of<N>::type                             N bytes moved as one access
-//   port::atomic_max_i64, port::atomic_min_i64          on 64-bit signed integers
+//   port::atomic_max_i64, port::atomic_min_i64          on 64-bit signed integers, giving the old value
 //
 // The target's namespace (tile_cuda, tile_hip) then takes everything here with a using
 // directive, so that generated code spells tile_cuda::bf16 or tile_hip::bf16 alike.
@@ -336,18 +336,11 @@ template <class T, class V, class F> __device__ __forceinline__ T atomic_combine
     return from_arith<T>(combine(a, decltype(a)(atomic_operand<T>(v))));
   });
 }
-template <class T> __device__ __forceinline__ bool same_bits(T a, T b) {
-  if constexpr (sizeof(T) == 8) {
-    unsigned long long x, y;
-    memcpy(&x, &a, 8);
-    memcpy(&y, &b, 8);
-    return x == y;
-  } else {
-    unsigned x = 0, y = 0;
-    memcpy(&x, &a, sizeof(T));
-    memcpy(&y, &b, sizeof(T));
-    return x == y;
-  }
+/// A value's bits, widened (to compare two values bit for bit).
+template <class T> __device__ __forceinline__ unsigned long long bits_of(T v) {
+  unsigned long long b = 0;
+  memcpy(&b, &v, sizeof(T));
+  return b;
 }
 } // namespace detail
 
@@ -392,7 +385,7 @@ template <class T, class V> __device__ T atomic_exchange(T *p, V v) {
 template <class T, class E, class V> __device__ T atomic_compare_exchange(T *p, E expected, V v) {
   const T want = detail::from_arith<T>(detail::atomic_operand<T>(expected));
   const T next = detail::from_arith<T>(detail::atomic_operand<T>(v));
-  return detail::atomic_update(p, [want, next](T cur) { return detail::same_bits(cur, want) ? next : cur; });
+  return detail::atomic_update(p, [want, next](T cur) { return detail::bits_of(cur) == detail::bits_of(want) ? next : cur; });
 }
 
 /// Two 16-bit values as one 32-bit register, the first in the low half (mma's operand order).
