@@ -97,8 +97,13 @@ void KernelConsumer::HandleTranslationUnit(ASTContext &ctx) {
     return;
 
   std::string unit = llvm::sys::path::filename(file_).str();
+  pipeline::Options opts = opts_;
+  opts.where = [&ctx](std::uint32_t loc) -> std::string {
+    PresumedLoc p = ctx.getSourceManager().getPresumedLoc(SourceLocation::getFromRawEncoding(loc));
+    return p.isValid() ? std::string(p.getFilename()) + ":" + std::to_string(p.getLine()) : std::string();
+  };
   pipeline::Result result =
-      pipeline::run(kernels, unit, opts_, [](const std::string &text) { llvm::errs() << text; });
+      pipeline::run(kernels, unit, opts, [](const std::string &text) { llvm::errs() << text; });
 
   SourceLocation tu_loc = ctx.getSourceManager().getLocForStartOfFile(ctx.getSourceManager().getMainFileID());
   for (const pipeline::Message &m : result.messages) {

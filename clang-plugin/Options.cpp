@@ -116,6 +116,13 @@ bool parse_options(const std::vector<std::string> &args, pipeline::Options &o, s
       o.verbose = !has_value || value == "1" || value == "true";
     } else if (name == "remarks") {
       o.remarks = !has_value || value == "1" || value == "true";
+    } else if (name == "check-bounds") {
+      if (has_value && value != "1" && value != "true" && value != "0" && value != "false") {
+        problem = "check-bounds=" + value.str() + ": expected check-bounds (every element access to a tensor "
+                  "checks its index at run time) or check-bounds=0";
+        return false;
+      }
+      o.check_bounds = !has_value || value == "1" || value == "true";
     } else if (name == "gemm") {
       if (!need_value())
         return false;
@@ -200,7 +207,7 @@ bool parse_options(const std::vector<std::string> &args, pipeline::Options &o, s
     } else {
       problem = "unknown option '" + name.str() + "'; the options are targets=, print-after=, print-before=, "
                 "stop-after=, emit-source=, cache=, compile-timeout=, nvcc=, hipcc=, cxx=, gemm=, warp-specialize=, overlap-gemms=, pingpong=, bulk-store=, multicast=, pair-blocks=, stages=, "
-                "toolchain=, print-toolchain, verbose and "
+                "toolchain=, print-toolchain, check-bounds, verbose and "
                 "remarks";
       return false;
     }

@@ -23,6 +23,7 @@
 #include "transforms/PlanSharedMemory.h"
 #include "transforms/LowerThreadLoops.h"
 #include "transforms/LowerVectorAccess.h"
+#include "transforms/CheckBounds.h"
 #include "transforms/RollFallbackLoops.h"
 #include "transforms/LowerFragments.h"
 #include "transforms/LowerGemm.h"
@@ -33,8 +34,8 @@
 namespace tile::pipeline {
 
 const std::vector<std::string> &pass_names(const std::string &target) {
-  static const std::vector<std::string> cpu = {"frontend", "lower-tile-ops", "codegen"};
-  static const std::vector<std::string> cuda = {"frontend",        "infer-layout", "warp-specialize", "lower-tile-ops", "lower-gemm",
+  static const std::vector<std::string> cpu = {"frontend", "check-bounds", "lower-tile-ops", "codegen"};
+  static const std::vector<std::string> cuda = {"frontend",        "check-bounds", "infer-layout", "warp-specialize", "lower-tile-ops", "lower-gemm",
                                                 "lower-fragments", "bind-threads", "inject-pipeline", "insert-sync",
                                                 "plan-shared-memory", "lower-thread-loops", "lower-vector-access",
                                                 "roll-fallback-loops", "lower-mma",         "codegen"};
@@ -534,6 +535,12 @@ Result run(const std::vector<ir::Kernel> &kernels, const std::string &unit, cons
   std::vector<ir::Kernel> verified = kernels;
   PassRunner frontend(opts, dump, result);
   if (!frontend.run("frontend", verified, nullptr))
+    return result;
+  // check-bounds is every target's: it runs once, before the targets' own passes.
+  transforms::CheckBoundsOptions check;
+  check.on = opts.check_bounds;
+  check.where = opts.where;
+  if (!frontend.run("check-bounds", verified, [&](const ir::Kernel &k) { return transforms::check_bounds(k, check); }))
     return result;
   // With stop-after, only the targets whose pipeline has that pass run.
   auto runs = [&](const char *target) {

@@ -59,6 +59,10 @@ struct Options {
   // (Toolchain.h) this compile's images must be built with; checked before they are built.
   std::string toolchain;
   bool print_toolchain = false; // print-toolchain: print the fingerprint to stdout
+  bool check_bounds = false;     // check-bounds: every element access to a tensor checks its index
+  // "file:line" of a location in the frontend's encoding (StmtNode::loc), for run-time
+  // messages; empty where unknown. Set by the plugin.
+  std::function<std::string(std::uint32_t)> where;
 };
 
 /// The passes of a target's pipeline, in order ("frontend" names the IR as the frontend

@@ -79,6 +79,7 @@ const char *name(Intrinsic f) {
   case Intrinsic::Sigmoid: return "sigmoid";
   case Intrinsic::ShuffleXor: return "shfl_xor";
   case Intrinsic::Pack2: return "pack2";
+  case Intrinsic::BoundsCheck: return "bounds_check";
   case Intrinsic::Fma: return "fma";
   case Intrinsic::Round: return "round";
   case Intrinsic::Floor: return "floor";
@@ -575,6 +576,13 @@ Expr call(Intrinsic fn, std::vector<Expr> args) {
 Expr shuffle_xor(Expr value, int lane_mask) {
   ScalarType t = value->type;
   return std::make_shared<CallNode>(t, Intrinsic::ShuffleXor, std::vector<Expr>{std::move(value), int_imm(lane_mask)});
+}
+
+Expr bounds_check(Expr in_range, std::string message, std::vector<Expr> values) {
+  std::vector<Expr> args{cast(ScalarType::Bool, std::move(in_range)), string_imm(std::move(message))};
+  for (auto &v : values)
+    args.push_back(cast(ScalarType::I64, std::move(v)));
+  return std::make_shared<CallNode>(ScalarType::Bool, Intrinsic::BoundsCheck, std::move(args));
 }
 
 Expr load(Buffer b, std::vector<Expr> indices) {

@@ -222,10 +222,14 @@ struct SelectNode : ExprNode {
 /// its first argument in the lane whose index differs from this thread's by the bits of
 /// the second (an i32 constant); its type is the first's. Pack2 (GPU targets; made by
 /// lower-mma) is the bits of its two 16-bit arguments in a u32, the first in the low half.
+/// BoundsCheck (made by check-bounds) is its first argument, a bool that says an element
+/// access is inside its tensor; where it is false, the launch fails with the second, a
+/// StringImm whose `{}`s stand for the rest, i64 values (the index, then the sizes). It
+/// is the one intrinsic with an effect: a pass may not drop or duplicate it.
 enum class Intrinsic {
   Abs, Exp, Exp2, Log, Log2, Sqrt, Rsqrt, Tanh, Sigmoid, Fma,
   Round, Floor, Ceil, Trunc, Sin, Cos, Erf, Pow, Log1p, Expm1, IsNan, IsInf,
-  ShuffleXor, Pack2
+  ShuffleXor, Pack2, BoundsCheck
 };
 const char *name(Intrinsic f);
 
@@ -297,6 +301,9 @@ Expr unary(UnaryOp op, Expr a);
 Expr select(Expr c, Expr t, Expr f);
 Expr call(Intrinsic f, std::vector<Expr> args);
 Expr shuffle_xor(Expr value, int lane_mask);
+/// Intrinsic::BoundsCheck: `in_range`, reporting `message` with `values` (cast to i64)
+/// where it is false.
+Expr bounds_check(Expr in_range, std::string message, std::vector<Expr> values);
 Expr load(Buffer b, std::vector<Expr> indices);
 Expr tensor_dim(int param_index, const std::string &tensor, int dim, bool stride);
 inline Expr add(Expr a, Expr b) { return binary(BinaryOp::Add, std::move(a), std::move(b)); }

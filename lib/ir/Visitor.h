@@ -29,7 +29,8 @@ class IRMutator {
 public:
   virtual ~IRMutator() = default;
   Expr mutate(const Expr &e);
-  Stmt mutate(const Stmt &s);
+  /// Virtual so that a mutator can see every statement before its dispatch.
+  virtual Stmt mutate(const Stmt &s);
   Region mutate(const Region &r);
 
 protected:

@@ -94,20 +94,35 @@ public:
 /// The device_assert record of a GPU image (tile_gpu::assert_state of
 /// targets/common/include/tile_gpu.h), which the CUDA and HIP backends read after a sync.
 struct AssertState {
-  unsigned failed;
+  unsigned failed; // 1: a device_assert; 2: an element access outside its tensor
   int block[3];
   int thread;
-  char kernel[124];
+  int nvalues;
+  long long values[8];
+  char kernel[120];
   char message[256];
 };
-static_assert(sizeof(AssertState) == 400, "the layout of tile_gpu::assert_state");
+static_assert(sizeof(AssertState) == 464, "the layout of tile_gpu::assert_state");
 
-/// The error a failed device_assert of record `s` on `device` throws.
+/// The error a failure recorded in `s` on `device` throws: a failed device_assert, or an
+/// element access of a checked build outside its tensor, whose message's `{}`s stand for
+/// the recorded values.
 inline tile::error assert_failure(AssertState s, const std::string &device) {
   s.kernel[sizeof s.kernel - 1] = s.message[sizeof s.message - 1] = 0;
-  return tile::error("tile kernel '" + std::string(s.kernel) + "' on " + device + ": device_assert failed in block (" +
+  std::string message;
+  int next = 0;
+  for (const char *c = s.message; *c; ++c) {
+    if (s.failed == 2 && c[0] == '{' && c[1] == '}' && next < s.nvalues && next < 8) {
+      message += std::to_string(s.values[next++]);
+      ++c;
+    } else {
+      message += *c;
+    }
+  }
+  const char *what = s.failed == 2 ? "element access outside its tensor" : "device_assert failed";
+  return tile::error("tile kernel '" + std::string(s.kernel) + "' on " + device + ": " + what + " in block (" +
                      std::to_string(s.block[0]) + ", " + std::to_string(s.block[1]) + ", " +
-                     std::to_string(s.block[2]) + ") thread " + std::to_string(s.thread) + ": " + s.message);
+                     std::to_string(s.block[2]) + ") thread " + std::to_string(s.thread) + ": " + message);
 }
 
 /// GPU kernels compute a tensor's per-dimension indices in 32 bits (the compiler's

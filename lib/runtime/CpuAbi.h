@@ -27,9 +27,10 @@
 struct tile_cpu_context {
   /* Owned by the runtime; entries must not touch it. */
   void *self;
-  /* Reports a failed device_assert. Thread-safe; the launch keeps the first message and
-   * throws it once every running block has returned. It returns, so the entry should return
-   * right after; blocks that have not started yet are skipped. */
+  /* Reports a failed device_assert, or an element access outside its tensor in a checked
+   * build. Thread-safe; the launch keeps the first message and throws it once every running
+   * block has returned. It returns: after an assert the entry returns, after an access it
+   * skips the access and goes on; blocks that have not started yet are skipped. */
   void (*fail)(struct tile_cpu_context *ctx, const char *message);
 };
 

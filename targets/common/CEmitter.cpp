@@ -375,6 +375,8 @@ std::string CEmitter::expr(const Expr &e, int min_prec) {
   }
   case ExprKind::Call: {
     auto n = e->as<CallNode>();
+    if (n->fn == Intrinsic::BoundsCheck)
+      return bounds_check(n);
     std::string s = lib_ + "::" + name(n->fn) + "(";
     for (size_t i = 0; i < n->args.size(); ++i)
       s += (i ? ", " : "") + expr(n->args[i]);

@@ -115,6 +115,8 @@ protected:
   virtual void emit_gemm(const ir::GemmNode *n) = 0;
   virtual void emit_atomic(const ir::AtomicNode *n);
   virtual void emit_assert(const ir::AssertNode *n) = 0;
+  /// An Intrinsic::BoundsCheck call: the target reports a failure to its runtime.
+  virtual std::string bounds_check(const ir::CallNode *n) = 0;
   virtual void emit_barrier(const ir::BarrierNode *n) = 0;
   /// Asynchronous copies (inject-pipeline): by default the body runs synchronously and the
   /// commits and waits are nothing.

@@ -300,6 +300,15 @@ void GpuEmitter::emit_assert(const AssertNode *n) {
   line("}");
 }
 
+std::string GpuEmitter::bounds_check(const CallNode *n) {
+  // (ok, kernel, message, values...): the values as long long, whatever the target's int64_t.
+  std::string s = lib_ + "::bounds_check(" + expr(n->args[0]) + ", " + c_string(k_.display_name) + ", " +
+                  expr(n->args[1]);
+  for (size_t i = 2; i < n->args.size(); ++i)
+    s += ", (long long)" + expr(n->args[i], P_Unary);
+  return s + ")";
+}
+
 void GpuEmitter::emit_barrier(const BarrierNode *n) {
   if (n->cluster) // (a target with clusters prints its own)
     throw std::logic_error("codegen: kernel '" + k_.display_name + "' has a barrier of its cluster, which this target lacks");

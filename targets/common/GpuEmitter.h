@@ -82,6 +82,7 @@ protected:
   void emit_atomic(const ir::AtomicNode *n) override;
   void emit_gemm(const ir::GemmNode *) override;
   void emit_assert(const ir::AssertNode *n) override;
+  std::string bounds_check(const ir::CallNode *n) override;
   void emit_barrier(const ir::BarrierNode *n) override;
   std::pair<std::string, std::string> print_prefix() override;
   void emit_print(const ir::PrintNode *n) override;

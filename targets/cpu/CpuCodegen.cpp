@@ -24,7 +24,11 @@ struct Effects {
 };
 Effects effects_of(const Stmt &s) {
   Effects e;
-  for_each_node(s, nullptr, [&](const Stmt &n) {
+  auto on_expr = [&](const Expr &x) {
+    if (auto c = x->as<CallNode>(); c && c->fn == Intrinsic::BoundsCheck)
+      e.side_effects = true; // (it may report a failure)
+  };
+  for_each_node(s, on_expr, [&](const Stmt &n) {
     switch (n->kind) {
     case StmtKind::Declare: e.declared.insert(n->as<DeclareNode>()->var.get()); break;
     case StmtKind::Assign: e.assigned.insert(n->as<AssignNode>()->var.get()); break;
@@ -134,6 +138,13 @@ private:
     line("return;");
     --indent_;
     line("}");
+  }
+
+  std::string bounds_check(const CallNode *n) override {
+    std::string s = "tile_cpu::bounds_check(ctx, " + expr(n->args[0]) + ", " + expr(n->args[1]);
+    for (size_t i = 2; i < n->args.size(); ++i)
+      s += ", (long long)" + expr(n->args[i], targets::P_Unary);
+    return s + ")";
   }
 
   void emit_barrier(const ir::BarrierNode *) override {} // a block is one thread on the CPU

@@ -1,11 +1,14 @@
 // The HIP backend's error paths, on a machine without an AMD GPU: a runtime library that is
 // missing or lacks a function, one that sees no device, and images it must refuse, through
-// a fake libamdhip64 (FakeHipRuntime.cpp); and the offload bundle reader.
+// a fake libamdhip64 (FakeHipRuntime.cpp); the offload bundle reader; and what a GPU launch's recorded failure says.
+#include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <gtest/gtest.h>
 #include <string>
 
+#include "runtime/Backend.h"
 #include "runtime/HipBackend.h"
 
 using namespace tile::runtime;
@@ -120,3 +123,30 @@ TEST(RuntimeHip, RefusesImagesItCannotRun) {
   unsetenv("FAKE_HIP_DEVICES");
 }
 #endif
+
+// What a GPU launch's recorded failure says (the layout tile_gpu.h's assert_state shares
+// with the CUDA and HIP backends): a failed device_assert keeps its message as written; an
+// element access of a checked build outside its tensor fills the message's {}s with the
+// recorded index and sizes.
+TEST(RuntimeGpuFailure, DescribesAssertsAndOutOfRangeAccesses) {
+  AssertState s{};
+  s.failed = 1;
+  s.block[0] = 3;
+  s.thread = 17;
+  std::snprintf(s.kernel, sizeof s.kernel, "k<1>");
+  std::snprintf(s.message, sizeof s.message, "x is {} positive (a.cpp:3)");
+  EXPECT_EQ(std::string(assert_failure(s, "GPU 0").what()),
+            "tile kernel 'k<1>' on GPU 0: device_assert failed in block (3, 0, 0) thread 17: x is {} positive (a.cpp:3)");
+
+  s.failed = 2;
+  s.nvalues = 4;
+  const long long values[] = {9, -2, 9, 40};
+  std::copy(values, values + 4, s.values);
+  std::snprintf(s.message, sizeof s.message, "element ({}, {}) of tensor 'Y' is outside its sizes ({}, {}) (a.cpp:5)");
+  EXPECT_EQ(std::string(assert_failure(s, "GPU 0").what()),
+            "tile kernel 'k<1>' on GPU 0: element access outside its tensor in block (3, 0, 0) thread 17: "
+            "element (9, -2) of tensor 'Y' is outside its sizes (9, 40) (a.cpp:5)");
+  // More {}s than values (a message cut short): the rest stay as they are.
+  s.nvalues = 1;
+  EXPECT_NE(std::string(assert_failure(s, "GPU 0").what()).find("element (9, {}) of tensor 'Y'"), std::string::npos);
+}

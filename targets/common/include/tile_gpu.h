@@ -405,10 +405,12 @@ template <class T> __device__ __forceinline__ unsigned pack2(T lo, T hi) {
 /// synchronization, throws tile::error with what it holds, and clears it; its layout is
 /// shared with the runtime.
 struct assert_state {
-  unsigned failed;
+  unsigned failed; // 0: none; 1: a device_assert; 2: an element access outside its tensor
   int block[3];
   int thread;
-  char kernel[124];
+  int nvalues;     // (failed == 2) the values that stand for the message's `{}`s, in order
+  long long values[8];
+  char kernel[120];
   char message[256];
 };
 
@@ -423,13 +425,19 @@ namespace tile_gpu {
 /// tile::device_assert failed: the first failure of a launch is recorded for the runtime;
 /// the generated code then ends the thread (the launch's results are not to be used), and
 /// the context stays usable for later launches.
-__device__ __noinline__ void assert_fail(const char *kernel, const char *message) {
-  if (atomicCAS(&tile_assert_state.failed, 0u, 1u) != 0u)
+/// Records the first failure of a launch (`kind` as assert_state::failed says).
+__device__ __noinline__ void record_failure(unsigned kind, const char *kernel, const char *message,
+                                            const long long *values, int nvalues) {
+  if (atomicCAS(&tile_assert_state.failed, 0u, kind) != 0u)
     return;
   tile_assert_state.block[0] = int(blockIdx.x);
   tile_assert_state.block[1] = int(blockIdx.y);
   tile_assert_state.block[2] = int(blockIdx.z);
   tile_assert_state.thread = int(threadIdx.x);
+  const int kept = nvalues < 8 ? nvalues : 8;
+  tile_assert_state.nvalues = kept;
+  for (int i = 0; i < kept; ++i)
+    tile_assert_state.values[i] = values[i];
   auto copy = [](char *to, const char *from, int n) {
     int i = 0;
     for (; i + 1 < n && from[i]; ++i)
@@ -439,6 +447,23 @@ __device__ __noinline__ void assert_fail(const char *kernel, const char *message
   copy(tile_assert_state.kernel, kernel, int(sizeof tile_assert_state.kernel));
   copy(tile_assert_state.message, message, int(sizeof tile_assert_state.message));
   __threadfence();
+}
+
+__device__ __noinline__ void assert_fail(const char *kernel, const char *message) {
+  record_failure(1u, kernel, message, nullptr, 0);
+}
+
+/// An element access of a checked build (-fplugin-arg-tile-check-bounds): `ok` where the
+/// index lies inside the tensor; else the launch's first failure records `message` and
+/// `values` (its `{}`s: the index, then the tensor's sizes), and the caller skips the
+/// access and goes on (no thread leaves early, so no barrier waits for one).
+template <class... V>
+__device__ __forceinline__ bool bounds_check(bool ok, const char *kernel, const char *message, V... values) {
+  if (!ok) {
+    const long long v[] = {values...};
+    record_failure(2u, kernel, message, v, int(sizeof...(V)));
+  }
+  return ok;
 }
 
 } // namespace tile_gpu

@@ -45,7 +45,8 @@ static_assert(sizeof(kernel_arg) == 96, "kernel_arg layout is part of the launch
 /// What the runtime passes to every block.
 struct tile_cpu_context {
   void *self;
-  /// Reports a failed device_assert; the block returns right after.
+  /// Reports a failed device_assert (the block returns right after) or an element access
+  /// outside its tensor (the block skips the access and goes on).
   void (*fail)(tile_cpu_context *ctx, const char *message);
 };
 
@@ -203,6 +204,36 @@ template <class T> inline bf16 to_bf16(T v) {
 }
 
 } // namespace detail
+
+/// Reports an element access outside its tensor: `message` with its `{}`s replaced by
+/// `values` in order.
+[[gnu::noinline, gnu::cold]] inline void bounds_failed(context *ctx, const char *message, const long long *values,
+                                                       int nvalues) {
+  char text[512];
+  int at = 0, next = 0;
+  for (const char *c = message; *c && at + 1 < int(sizeof text); ++c) {
+    if (c[0] == '{' && c[1] == '}' && next < nvalues) {
+      const int n = std::snprintf(text + at, sizeof text - size_t(at), "%lld", values[next++]);
+      at = n > 0 && at + n < int(sizeof text) ? at + n : int(sizeof text) - 1;
+      ++c;
+    } else {
+      text[at++] = *c;
+    }
+  }
+  text[at] = 0;
+  ctx->fail(ctx, text);
+}
+
+/// An element access of a checked build (-fplugin-arg-tile-check-bounds): `ok` where the
+/// index lies inside the tensor; else the launch fails with `message` (its `{}`s: the
+/// index, then the tensor's sizes), and the caller skips the access and goes on.
+template <class... V> inline bool bounds_check(context *ctx, bool ok, const char *message, V... values) {
+  if (!ok) [[unlikely]] {
+    const long long v[] = {values...};
+    bounds_failed(ctx, message, v, int(sizeof...(V)));
+  }
+  return ok;
+}
 
 /// OCP FP8 E4M3 ("fn": no infinities; overflow and NaN give NaN).
 struct f8e4m3 {

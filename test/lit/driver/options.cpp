@@ -5,7 +5,7 @@
 // RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=gpu %s 2>&1 | FileCheck %s --check-prefix=TARGET
 // TARGET: error: tile plugin: unknown target 'gpu' in targets=
 // RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-print-after=nonsense %s 2>&1 | FileCheck %s --check-prefix=PASS
-// PASS: error: tile plugin: unknown pass 'nonsense' in print-after=; the passes are: (cpu) frontend lower-tile-ops codegen (cuda, hip) frontend infer-layout warp-specialize lower-tile-ops lower-gemm lower-fragments bind-threads inject-pipeline insert-sync plan-shared-memory lower-thread-loops lower-vector-access roll-fallback-loops lower-mma codegen
+// PASS: error: tile plugin: unknown pass 'nonsense' in print-after=; the passes are: (cpu) frontend check-bounds lower-tile-ops codegen (cuda, hip) frontend check-bounds infer-layout warp-specialize lower-tile-ops lower-gemm lower-fragments bind-threads inject-pipeline insert-sync plan-shared-memory lower-thread-loops lower-vector-access roll-fallback-loops lower-mma codegen
 // RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm80 %s 2>&1 | FileCheck %s --check-prefix=ARCH
 // ARCH: error: tile plugin: unknown CUDA architecture 'sm80'; write it as sm_NN or sm_NNa (sm_90a, sm_80)
 // RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cpu,hip:gfx90 %s 2>&1 | FileCheck %s --check-prefix=HIP
@@ -28,4 +28,6 @@
 // PAIR-BLOCKS: error: tile plugin: pair-blocks=yes: expected pair-blocks=auto (the default: a warp-specialized loop of one gemm has two of the grid's blocks run by a launched block, a consumer warpgroup each, that load the tiles they share once, where the grid fills the SMs), pair-blocks=on (every loop that can, at every launch) or pair-blocks=off
 // RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-stages=0 %s 2>&1 | FileCheck %s --check-prefix=STAGES
 // STAGES: error: tile plugin: stages=0: expected a stage count from 1 to 16 for every pipelined loop
+// RUN: not %tile-cxx -fsyntax-only -fplugin-arg-tile-check-bounds=all %s 2>&1 | FileCheck %s --check-prefix=CHECK-BOUNDS
+// CHECK-BOUNDS: error: tile plugin: check-bounds=all: expected check-bounds (every element access to a tensor checks its index at run time) or check-bounds=0
 #include <tile/tile.h>
