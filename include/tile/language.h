@@ -208,6 +208,25 @@ template <class Src, class Dst> requires detail::tile_operands<Src, Dst> void re
 template <class Src, class Dst> requires detail::tile_operands<Src, Dst> void reduce_min(const Src &, Dst &, int /*dim*/, bool /*clear*/ = true) {}
 template <class Src, class Dst> requires detail::tile_operands<Src, Dst> void reduce_absmax(const Src &, Dst &, int /*dim*/, bool /*clear*/ = true) {}
 template <class Src, class Dst> requires detail::tile_operands<Src, Dst> void reduce_abssum(const Src &, Dst &, int /*dim*/, bool /*clear*/ = true) {}
+/// The extreme of `src` along `dim` into `values` and its first position along `dim` (plus
+/// `first`) into `indices`; with `clear = false`, combined with what they hold.
+template <class Src, class Val, class Idx>
+  requires detail::tile_operands<Src, Val, Idx>
+void reduce_argmax(const Src &, Val &, Idx &, int /*dim*/, bool /*clear*/ = true, long long /*first*/ = 0) {}
+template <class Src, class Val, class Idx>
+  requires detail::tile_operands<Src, Val, Idx>
+void reduce_argmin(const Src &, Val &, Idx &, int /*dim*/, bool /*clear*/ = true, long long /*first*/ = 0) {}
+/// Sorts each row of shared buffer `keys` along `dim` in place (with `values`: moves them
+/// with their keys), ascending or descending.
+template <class Keys> requires detail::tile_operands<Keys> void sort(Keys &, int /*dim*/, bool /*descending*/ = false) {}
+template <class Keys, class Values>
+  requires detail::tile_operands<Keys, Values>
+void sort(Keys &, Values &, int /*dim*/, bool /*descending*/ = false) {}
+/// The largest k elements of each row of `src` along `dim` (k: the extent of `values` and
+/// `indices` along it), largest first, into `values`, and their positions into `indices`.
+template <class Src, class Val, class Idx>
+  requires detail::tile_operands<Src, Val, Idx>
+void topk(const Src &, Val &, Idx &, int /*dim*/) {}
 template <class Src, class Dst> requires detail::tile_operands<Src, Dst> void cumsum(const Src &, Dst &, int /*dim*/, bool /*reverse*/ = false) {}
 
 namespace detail {

@@ -1,5 +1,6 @@
 // Tile operations: copy, gemm, fill, reductions, cumsum, atomics, print, assertions,
 // layout and rasterization hints; and their operands (buffers and regions).
+#include <limits>
 #include <sstream>
 
 #include "clang/Basic/SourceManager.h"
@@ -369,7 +370,7 @@ bool Translator::tile_op(const CallExpr *call) {
     return false;
   std::string op = name.substr(6);
   static const char *ops[] = {"copy", "gemm", "clear", "fill", "reduce_sum", "reduce_max", "reduce_min",
-                              "reduce_absmax", "reduce_abssum", "cumsum", "atomic_add", "atomic_max", "atomic_min",
+                              "reduce_absmax", "reduce_abssum", "reduce_argmax", "reduce_argmin", "sort", "topk", "cumsum", "atomic_add", "atomic_max", "atomic_min",
                               "atomic_exchange", "atomic_compare_exchange",
                               "print", "device_assert", "use_swizzle", "warp_specialize", "persistent", "annotate_layout", "grid", "expect"};
   bool known = false;
@@ -414,6 +415,10 @@ bool Translator::tile_op(const CallExpr *call) {
     return true;
   }
 
+  if (op == "reduce_argmax" || op == "reduce_argmin")
+    return arg_reduce_op(call, op, loc), true;
+  if (op == "sort" || op == "topk")
+    return sort_op(call, op, loc), true;
   if (op.rfind("reduce_", 0) == 0 || op == "cumsum")
     return reduce_op(call, op, loc), true;
 
@@ -698,6 +703,246 @@ void Translator::reduce_op(const CallExpr *call, const std::string &op, SourceLo
                                         : ir::ReduceKind::AbsSum;
   emit(std::make_shared<ir::ReduceNode>(kind, s, d, int(*dim), *flag != 0));
   return;
+}
+
+void Translator::arg_reduce_op(const CallExpr *call, const std::string &op, SourceLocation loc) {
+  // reduce_argmax(src, values, indices, dim, clear = true, first = 0)
+  ir::Buffer s = whole_local(call->getArg(0), op.c_str());
+  ir::Buffer v = s ? whole_local(call->getArg(1), op.c_str()) : nullptr;
+  ir::Buffer ix = v ? whole_local(call->getArg(2), op.c_str()) : nullptr;
+  if (!ix)
+    return;
+  auto dim = const_int(call->getArg(3), "the dimension of tile::" + op);
+  auto clear = dim ? const_int(call->getArg(4), "clear of tile::" + op) : std::nullopt;
+  ir::Expr first = clear ? expr(call->getArg(5)) : nullptr;
+  if (!first)
+    return;
+  if (*dim < 0 || *dim >= s->rank()) {
+    error(call->getArg(3)->getExprLoc(),
+          "dimension " + std::to_string(*dim) + " is out of range for '" + s->name + "' of rank " +
+              std::to_string(s->rank()),
+          s->rank() == 1 ? "'" + s->name + "' has one dimension: write 0"
+                         : "write a dimension from 0 to " + std::to_string(s->rank() - 1) + " (the dimension to reduce)");
+    return;
+  }
+  if (!ir::is_integer(ix->dtype) || ix->dtype == ir::ScalarType::Bool) {
+    error(call->getArg(2)->getExprLoc(),
+          "the positions of tile::" + op + " go into a buffer of integers, not '" + ix->name + "' of " +
+              ir::name(ix->dtype),
+          "declare the third operand with an integer element type such as int");
+    return;
+  }
+  const std::vector<std::int64_t> ss = shape_of(s);
+  std::vector<std::int64_t> want;
+  for (int i = 0; i < s->rank(); ++i)
+    if (i != *dim)
+      want.push_back(ss[i]);
+  if (want.empty())
+    want.push_back(1);
+  for (const ir::Buffer &d : {v, ix})
+    if (shape_of(d) != want) {
+      error(loc, "tile::" + op + " of '" + s->name + "' " + shape_string(ss) + " along dimension " +
+                     std::to_string(*dim) + " gives " + shape_string(want) + ", but '" + d->name + "' is " +
+                     shape_string(shape_of(d)),
+            "the values and the positions have the source's shape without the reduced dimension");
+      return;
+    }
+  const bool max = op == "reduce_argmax";
+  const ir::ScalarType pos_type = ir::ScalarType::I32;
+  const std::int64_t none = std::numeric_limits<std::int32_t>::max();
+  // best: the extreme of each row; position: where each element holds it (else `none`);
+  // found: the first such position.
+  ir::Buffer best = ir::make_buffer(unique_name(s->name + "_best"), v->scope, s->dtype, want);
+  ir::Buffer position = ir::make_buffer(unique_name(s->name + "_position"), s->scope, pos_type, ss);
+  ir::Buffer found = ir::make_buffer(unique_name(s->name + "_found"), ix->scope, pos_type, want);
+  for (auto &b : {best, position, found}) {
+    b->loc = loc.getRawEncoding(); // (remarks about them point at the call)
+    emit(ir::decl_buffer(b));
+  }
+  emit(std::make_shared<ir::ReduceNode>(max ? ir::ReduceKind::Max : ir::ReduceKind::Min, s, best, int(*dim), true));
+  auto parallel = [&](const std::vector<std::int64_t> &shape,
+                      const std::function<ir::Stmt(const std::vector<ir::Expr> &)> &body) {
+    std::vector<ir::Var> vars;
+    std::vector<ir::Expr> idx;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      vars.push_back(ir::make_var(unique_name("i"), ir::ScalarType::I32));
+      idx.push_back(vars.back());
+    }
+    ir::Stmt loop = body(idx);
+    for (int d = int(shape.size()) - 1; d >= 0; --d)
+      loop = ir::for_loop(vars[d], ir::int_imm(0), ir::int_imm(shape[d]), ir::ForKind::Parallel, loop);
+    emit(loop);
+  };
+  parallel(ss, [&](const std::vector<ir::Expr> &i) {
+    std::vector<ir::Expr> row;
+    for (int d = 0; d < s->rank(); ++d)
+      if (d != *dim)
+        row.push_back(i[d]);
+    if (row.empty())
+      row.push_back(ir::int_imm(0));
+    ir::Expr holds = ir::binary(ir::BinaryOp::EQ, ir::load(s, i), ir::load(best, row));
+    return ir::store(position, i, ir::select(holds, i[*dim], ir::int_imm(none, pos_type)));
+  });
+  emit(std::make_shared<ir::ReduceNode>(ir::ReduceKind::Min, position, found, int(*dim), true));
+  parallel(want, [&](const std::vector<ir::Expr> &j) {
+    ir::Expr at = ir::load(found, j);
+    ir::Expr any = ir::binary(ir::BinaryOp::NE, at, ir::int_imm(none, pos_type));
+    ir::Expr index = ir::select(any, ir::add(ir::cast(ir::ScalarType::I64, first), ir::cast(ir::ScalarType::I64, at)),
+                                ir::int_imm(-1, ir::ScalarType::I64));
+    ir::Stmt take = ir::seq({ir::store(v, j, ir::cast(v->dtype, ir::load(best, j))),
+                             ir::store(ix, j, ir::cast(ix->dtype, index))});
+    if (*clear)
+      return take;
+    // Combined with what the buffers hold: a row's new extreme replaces the held one only
+    // where it is strictly beyond it (on a tie the held, earlier position stays).
+    ir::Expr held = ir::load(v, j), now = ir::load(best, j);
+    ir::Expr beyond = max ? ir::binary(ir::BinaryOp::GT, now, held) : ir::binary(ir::BinaryOp::LT, now, held);
+    return ir::if_then_else(ir::logical_and(any, beyond), take);
+  });
+}
+
+void Translator::sort_network(const ir::Buffer &keys, const ir::Buffer &values, int dim, bool descending, bool tie) {
+  // Bitonic sort in the form whose every comparator puts the smaller key (descending: the
+  // larger) at the lower position: in step (p, q), position i meets i ^ (2^p - 1) for q = 0
+  // (the mirror in its block of 2^p) and i ^ 2^(p - 1 - q) after. A row of n positions runs
+  // as one of the next power of two whose positions past n hold keys that sort last; as
+  // those never move before n, the comparators that would meet them are skipped.
+  const std::vector<std::int64_t> shape = shape_of(keys);
+  const std::int64_t n = shape[dim];
+  int log2 = 0;
+  while ((std::int64_t(1) << log2) < n)
+    ++log2;
+  if (log2 == 0)
+    return; // rows of one element
+  ir::Var p = ir::make_var(unique_name("sort_block"), ir::ScalarType::I32);
+  ir::Var q = ir::make_var(unique_name("sort_step"), ir::ScalarType::I32);
+  std::vector<ir::Var> vars;
+  std::vector<ir::Expr> idx;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    vars.push_back(ir::make_var(unique_name("i"), ir::ScalarType::I32));
+    idx.push_back(vars.back());
+  }
+  const ir::Expr one = ir::int_imm(1);
+  ir::Expr i = idx[dim];
+  ir::Expr mirror = ir::binary(ir::BinaryOp::BitXor, i, ir::sub(ir::binary(ir::BinaryOp::Shl, one, p), one));
+  ir::Expr apart = ir::binary(ir::BinaryOp::BitXor, i,
+                              ir::binary(ir::BinaryOp::Shl, one, ir::sub(ir::sub(p, one), q)));
+  ir::Var partner = ir::make_var(unique_name("partner"), ir::ScalarType::I32);
+  std::vector<ir::Expr> other = idx;
+  other[dim] = partner;
+  ir::Var a = ir::make_var(unique_name("key"), keys->dtype), b = ir::make_var(unique_name("key"), keys->dtype);
+  std::vector<ir::Stmt> swap{ir::store(keys, idx, b), ir::store(keys, other, a)};
+  ir::Expr beyond = descending ? ir::binary(ir::BinaryOp::GT, b, a) : ir::lt(b, a);
+  std::vector<ir::Stmt> body{ir::declare(a, ir::load(keys, idx)), ir::declare(b, ir::load(keys, other))};
+  if (values) {
+    ir::Var va = ir::make_var(unique_name("value"), values->dtype), vb = ir::make_var(unique_name("value"), values->dtype);
+    body.push_back(ir::declare(va, ir::load(values, idx)));
+    body.push_back(ir::declare(vb, ir::load(values, other)));
+    swap.push_back(ir::store(values, idx, vb));
+    swap.push_back(ir::store(values, other, va));
+    if (tie)
+      beyond = ir::binary(ir::BinaryOp::Or, beyond,
+                          ir::logical_and(ir::binary(ir::BinaryOp::EQ, b, a), ir::lt(vb, va)));
+  }
+  body.push_back(ir::if_then_else(beyond, ir::seq(swap)));
+  ir::Stmt compare = ir::if_then_else(
+      ir::logical_and(ir::binary(ir::BinaryOp::GT, partner, i), ir::lt(partner, ir::int_imm(n))), ir::seq(body));
+  ir::Stmt loop = ir::seq({ir::declare(partner, ir::select(ir::binary(ir::BinaryOp::EQ, q, ir::int_imm(0)), mirror, apart)),
+                           compare});
+  for (int d = int(shape.size()) - 1; d >= 0; --d)
+    loop = ir::for_loop(vars[d], ir::int_imm(0), ir::int_imm(shape[d]), ir::ForKind::Parallel, loop);
+  ir::Stmt steps = ir::for_loop(q, ir::int_imm(0), p, ir::ForKind::Serial, loop);
+  emit(ir::for_loop(p, one, ir::int_imm(log2), ir::ForKind::Serial, steps));
+}
+
+void Translator::sort_op(const CallExpr *call, const std::string &op, SourceLocation loc) {
+  const bool topk = op == "topk";
+  // sort(keys, dim, descending) | sort(keys, values, dim, descending) | topk(src, values, indices, dim)
+  const bool with_values = topk || call->getNumArgs() == 4;
+  const unsigned dim_arg = topk ? 3 : with_values ? 2 : 1;
+  ir::Buffer first = whole_local(call->getArg(0), op.c_str());
+  ir::Buffer second = first && with_values ? whole_local(call->getArg(1), op.c_str()) : nullptr;
+  ir::Buffer third = second && topk ? whole_local(call->getArg(2), op.c_str()) : nullptr;
+  if (!first || (with_values && !second) || (topk && !third))
+    return;
+  auto dim = const_int(call->getArg(dim_arg), "the dimension of tile::" + op);
+  auto descending = dim && !topk ? const_int(call->getArg(dim_arg + 1), "descending of tile::" + op) : std::optional<std::int64_t>(1);
+  if (!dim || !descending)
+    return;
+  if (*dim < 0 || *dim >= first->rank()) {
+    error(call->getArg(dim_arg)->getExprLoc(),
+          "dimension " + std::to_string(*dim) + " is out of range for '" + first->name + "' of rank " +
+              std::to_string(first->rank()),
+          first->rank() == 1 ? "'" + first->name + "' has one dimension: write 0"
+                             : "write a dimension from 0 to " + std::to_string(first->rank() - 1) + " (the dimension to " +
+                                   (topk ? "choose along)" : "sort along)"));
+    return;
+  }
+  const std::vector<std::int64_t> shape = shape_of(first);
+  if (!topk) {
+    if (first->scope != ir::Scope::Shared || (second && second->scope != ir::Scope::Shared)) {
+      const ir::Buffer &b = first->scope != ir::Scope::Shared ? first : second;
+      error(loc, "tile::sort sorts shared buffers, not " + std::string(ir::name(b->scope)) + " '" + b->name + "'",
+            "the rows are exchanged between threads: copy the tile into a T::shared buffer, sort it there and copy it back");
+      return;
+    }
+    if (second && shape_of(second) != shape) {
+      error(loc, "tile::sort needs values of the keys' shape: '" + first->name + "' is " + shape_string(shape) + ", '" +
+                     second->name + "' is " + shape_string(shape_of(second)),
+            "declare the values with the keys' shape");
+      return;
+    }
+    sort_network(first, second, int(*dim), *descending != 0, false);
+    return;
+  }
+  // topk: the largest `k` of each row (k the extent of `values` along dim), largest first,
+  // equal ones by position; their positions into `indices`.
+  std::vector<std::int64_t> want = shape_of(second);
+  if (want.size() != shape.size() || shape_of(third) != want || want[*dim] > shape[*dim] ||
+      [&] {
+        for (size_t d = 0; d < want.size(); ++d)
+          if (int(d) != *dim && want[d] != shape[d])
+            return true;
+        return false;
+      }()) {
+    error(loc, "tile::topk of '" + first->name + "' " + shape_string(shape) + " along dimension " +
+                   std::to_string(*dim) + " takes values and indices of its shape with at most " +
+                   std::to_string(shape[*dim]) + " along that dimension, not " + shape_string(shape_of(second)) +
+                   " and " + shape_string(shape_of(third)),
+          "declare both with the source's shape but k along the dimension, such as [rows, k]");
+    return;
+  }
+  if (!ir::is_integer(third->dtype) || third->dtype == ir::ScalarType::Bool) {
+    error(call->getArg(2)->getExprLoc(),
+          "the positions of tile::topk go into a buffer of integers, not '" + third->name + "' of " + ir::name(third->dtype),
+          "declare the third operand with an integer element type such as int");
+    return;
+  }
+  ir::Buffer keys = ir::make_buffer(unique_name(first->name + "_keys"), ir::Scope::Shared, first->dtype, shape);
+  ir::Buffer positions = ir::make_buffer(unique_name(first->name + "_positions"), ir::Scope::Shared, ir::ScalarType::I32, shape);
+  for (auto &b : {keys, positions}) {
+    b->loc = loc.getRawEncoding();
+    emit(ir::decl_buffer(b));
+  }
+  auto parallel = [&](const std::vector<std::int64_t> &extents, const std::function<ir::Stmt(const std::vector<ir::Expr> &)> &body) {
+    std::vector<ir::Var> vars;
+    std::vector<ir::Expr> idx;
+    for (size_t d = 0; d < extents.size(); ++d) {
+      vars.push_back(ir::make_var(unique_name("i"), ir::ScalarType::I32));
+      idx.push_back(vars.back());
+    }
+    ir::Stmt loop = body(idx);
+    for (int d = int(extents.size()) - 1; d >= 0; --d)
+      loop = ir::for_loop(vars[d], ir::int_imm(0), ir::int_imm(extents[d]), ir::ForKind::Parallel, loop);
+    emit(loop);
+  };
+  emit(std::make_shared<ir::CopyNode>(ir::full_region(first), ir::full_region(keys)));
+  parallel(shape, [&](const std::vector<ir::Expr> &i) { return ir::store(positions, i, i[*dim]); });
+  sort_network(keys, positions, int(*dim), true, true);
+  parallel(want, [&](const std::vector<ir::Expr> &i) {
+    return ir::seq({ir::store(second, i, ir::cast(second->dtype, ir::load(keys, i))),
+                    ir::store(third, i, ir::cast(third->dtype, ir::load(positions, i)))});
+  });
 }
 
 namespace {

@@ -114,6 +114,14 @@ public:
   void copy_op(const clang::CallExpr *call, const std::string &op, clang::SourceLocation loc);
   void gemm_op(const clang::CallExpr *call, const std::string &op, clang::SourceLocation loc);
   void reduce_op(const clang::CallExpr *call, const std::string &op, clang::SourceLocation loc);
+  /// reduce_argmax / reduce_argmin: the extreme by a max (min) reduction, then its first
+  /// position by a min reduction of the positions that hold it.
+  void arg_reduce_op(const clang::CallExpr *call, const std::string &op, clang::SourceLocation loc);
+  /// sort(keys[, values], dim, descending) and topk(src, values, indices, dim).
+  void sort_op(const clang::CallExpr *call, const std::string &op, clang::SourceLocation loc);
+  /// Sorts the rows along `dim` of shared buffer `keys` (and `values` alike, where given) in
+  /// place by a sorting network; `tie` orders equal keys by `values` ascending.
+  void sort_network(const ir::Buffer &keys, const ir::Buffer &values, int dim, bool descending, bool tie);
   void atomic_op(const clang::CallExpr *call, const std::string &op, clang::SourceLocation loc);
   /// An element atomic whose value is used (a declaration's initializer): emits it and
   /// returns the variable holding the element's value before it (the same in every thread

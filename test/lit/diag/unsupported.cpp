@@ -99,6 +99,41 @@ end:;
   T::reduce_max(f, r, 1); // expected-error {{tile::reduce_max of 'f' [64, 32] along dimension 1 gives [64], but 'r' is [32]}} expected-note {{the destination has the source's shape without the reduced dimension}}
 }
 
+// (Each kernel stops at its first error.)
+#define ARG_REDUCE_KERNEL(NAME, CALL)                                                              \
+  [[tile::kernel]] void NAME(T::tensor<float, 2> x, int first) {                                   \
+    auto [bx] = T::grid(1);                                                                        \
+    T::fragment<float, 64, 32> f;                                                                  \
+    T::fragment<float, 64> best;                                                                   \
+    T::fragment<int, 64> at;                                                                       \
+    T::fragment<float, 64> not_positions;                                                          \
+    T::fragment<int, 32> wrong;                                                                    \
+    CALL;                                                                                          \
+  }
+ARG_REDUCE_KERNEL(k_argmax_float_positions, T::reduce_argmax(f, best, not_positions, 1)) // expected-error {{the positions of tile::reduce_argmax go into a buffer of integers, not 'not_positions' of f32}} expected-note {{declare the third operand with an integer element type such as int}}
+ARG_REDUCE_KERNEL(k_argmin_shape, T::reduce_argmin(f, best, wrong, 1)) // expected-error {{tile::reduce_argmin of 'f' [64, 32] along dimension 1 gives [64], but 'wrong' is [32]}} expected-note {{the values and the positions have the source's shape without the reduced dimension}}
+ARG_REDUCE_KERNEL(k_argmax_dim, T::reduce_argmax(f, best, at, 2)) // expected-error {{dimension 2 is out of range for 'f' of rank 2}} expected-note {{write a dimension from 0 to 1 (the dimension to reduce)}}
+ARG_REDUCE_KERNEL(k_argmax_fine, T::reduce_argmax(f, best, at, 1, false, first)) // (a run-time first position is fine)
+
+#define SORT_KERNEL(NAME, CALL)                                                                    \
+  [[tile::kernel]] void NAME(T::tensor<float, 2> x) {                                              \
+    auto [bx] = T::grid(1);                                                                        \
+    T::fragment<float, 16, 32> f;                                                                  \
+    T::shared<float, 16, 32> s;                                                                    \
+    T::shared<int, 16, 16> narrow;                                                                 \
+    T::fragment<float, 16, 4> top;                                                                 \
+    T::fragment<int, 16, 4> at;                                                                    \
+    T::fragment<float, 16, 40> too_many;                                                           \
+    T::fragment<float, 16, 4> not_positions;                                                       \
+    CALL;                                                                                          \
+  }
+SORT_KERNEL(k_sort_fragment, T::sort(f, 1)) // expected-error {{tile::sort sorts shared buffers, not fragment 'f'}} expected-note {{copy the tile into a T::shared buffer, sort it there and copy it back}}
+SORT_KERNEL(k_sort_values_shape, T::sort(s, narrow, 1)) // expected-error {{tile::sort needs values of the keys' shape: 's' is [16, 32], 'narrow' is [16, 16]}} expected-note {{declare the values with the keys' shape}}
+SORT_KERNEL(k_sort_dim, T::sort(s, 2, true)) // expected-error {{dimension 2 is out of range for 's' of rank 2}} expected-note {{write a dimension from 0 to 1 (the dimension to sort along)}}
+SORT_KERNEL(k_topk_too_many, T::topk(f, too_many, at, 1)) // expected-error {{tile::topk of 'f' [16, 32] along dimension 1 takes values and indices of its shape with at most 32 along that dimension, not [16, 40] and [16, 4]}} expected-note {{declare both with the source's shape but k along the dimension}}
+SORT_KERNEL(k_topk_float_positions, T::topk(s, top, not_positions, 1)) // expected-error {{the positions of tile::topk go into a buffer of integers, not 'not_positions' of f32}} expected-note {{declare the third operand with an integer element type}}
+SORT_KERNEL(k_topk_fine, T::topk(s, top, at, 1))
+
 [[tile::kernel]] void k_while(T::tensor<float, 1> x) {
   auto [bx] = T::grid(1);
   int i = 0;

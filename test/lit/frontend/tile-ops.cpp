@@ -95,3 +95,74 @@ namespace T = tile;
     T::gemm(at, b, c, {.transpose_a = true, .clear_accum = (k == 0), .policy = T::warp_policy::full_col});
   T::copy(c, C.at(by * 64, bx * 48));
 }
+
+// reduce_argmax: a max reduction into a buffer of the source's type, the positions that hold
+// it (else INT32_MAX), their min reduction, then the values and first + position (-1 where
+// none holds it); with clear = false only where the new extreme is strictly beyond the held.
+// CHECK-LABEL: kernel arg_reduce(X: tensor<const f32, 2>, V: tensor<f32, 1>, I: tensor<i32, 1>)
+// CHECK: fragment f_best: f32[16]
+// CHECK-NEXT: fragment f_position: i32[16, 8]
+// CHECK-NEXT: fragment f_found: i32[16]
+// CHECK-NEXT: reduce_max(f, f_best, dim=1)
+// CHECK-NEXT: for i in parallel(0, 16) {
+// CHECK-NEXT: for i_1 in parallel(0, 8) {
+// CHECK-NEXT: f_position[i, i_1] = select(f[i, i_1] == f_best[i], i_1, 2147483647)
+// CHECK: reduce_min(f_position, f_found, dim=1)
+// CHECK-NEXT: for i_2 in parallel(0, 16) {
+// CHECK-NEXT: if (f_found[i_2] != 2147483647 && f_best[i_2] > v[i_2]) {
+// CHECK-NEXT: v[i_2] = f_best[i_2]
+// CHECK-NEXT: at[i_2] = i32(select(f_found[i_2] != 2147483647, i64(k) + i64(f_found[i_2]), i64(-1)))
+[[tile::kernel]] void arg_reduce(T::tensor<const float, 2> X, T::tensor<float, 1> V, T::tensor<int, 1> I) {
+  auto [bx] = T::grid(1);
+  T::fragment<float, 16, 8> f;
+  T::fragment<float, 16> v;
+  T::fragment<int, 16> at;
+  for (int k : T::serial(4)) {
+    T::copy(X.at(0, k * 8), f);
+    T::reduce_argmax(f, v, at, 1, false, k);
+  }
+  T::copy(v, V.at(0));
+  T::copy(at, I.at(0));
+}
+
+// sort: a bitonic network over the next power of two (blocks of 2^1 to 2^3 for rows of 6), every comparator putting
+// the smaller key first, those that would meet a position past the row skipped; the values
+// move with their keys. topk: a shared copy of the source with its positions, sorted
+// descending (equal keys by position), its first k columns.
+// CHECK-LABEL: kernel sorts(X: tensor<f32, 2>, I: tensor<i32, 2>)
+// CHECK: for sort_block in serial(1, 3) {
+// CHECK-NEXT: for sort_step in serial(0, sort_block) {
+// CHECK-NEXT: for i_1 in parallel(0, 4) {
+// CHECK-NEXT: for i_2 in parallel(0, 6) {
+// CHECK-NEXT: var partner: i32 = select(sort_step == 0, i_2 ^ (1 << sort_block) - 1, i_2 ^ 1 << sort_block - 1 - sort_step)
+// CHECK-NEXT: if (partner > i_2 && partner < 6) {
+// CHECK-NEXT: var key: f32 = s[i_1, i_2]
+// CHECK-NEXT: var key_1: f32 = s[i_1, partner]
+// CHECK-NEXT: var value: i32 = p[i_1, i_2]
+// CHECK-NEXT: var value_1: i32 = p[i_1, partner]
+// CHECK-NEXT: if (key_1 < key) {
+// CHECK-NEXT: s[i_1, i_2] = key_1
+// CHECK-NEXT: s[i_1, partner] = key
+// CHECK-NEXT: p[i_1, i_2] = value_1
+// CHECK-NEXT: p[i_1, partner] = value
+// CHECK: shared s_keys: f32[4, 6]
+// CHECK-NEXT: shared s_positions: i32[4, 6]
+// CHECK-NEXT: copy(s, s_keys)
+// CHECK: s_positions[i_3, i_4] = i_4
+// CHECK: if (key_3 > key_2 || key_3 == key_2 && value_3 < value_2) {
+// CHECK: top[i_7, i_8] = s_keys[i_7, i_8]
+// CHECK-NEXT: ti[i_7, i_8] = s_positions[i_7, i_8]
+[[tile::kernel]] void sorts(T::tensor<float, 2> X, T::tensor<int, 2> I) {
+  auto [bx] = T::grid(1);
+  T::shared<float, 4, 6> s;
+  T::shared<int, 4, 6> p;
+  T::copy(X.at(0, 0), s);
+  for (auto [i, j] : T::parallel(4, 6))
+    p(i, j) = j;
+  T::sort(s, p, 1);
+  T::fragment<float, 4, 2> top;
+  T::fragment<int, 4, 2> ti;
+  T::topk(s, top, ti, 1);
+  T::copy(top, X.at(0, 0));
+  T::copy(ti, I.at(0, 0));
+}
