@@ -83,6 +83,18 @@ public:
     return data_[off];
   }
 
+  /// Rows `begin` to `end - 1` of dimension 0, both clipped to [0, size(0)], as a tensor of
+  /// their own: its row 0 is row `begin`. In a kernel, a tile that reaches past its last row
+  /// reads zeros there and writes nothing there, as at any tensor's end.
+  tensor rows(std::int64_t begin, std::int64_t end) const {
+    begin = begin < 0 ? 0 : begin > sizes_[0] ? sizes_[0] : begin;
+    end = end < begin ? begin : end > sizes_[0] ? sizes_[0] : end;
+    tensor t = *this;
+    t.data_ = data_ + begin * strides_[0];
+    t.sizes_[0] = end - begin;
+    return t;
+  }
+
   /// The region whose first corner is (idx...); see API.md for `slice`.
   template <class... I>
     requires(sizeof...(I) == Rank && (detail::is_index_v<I> && ...))

@@ -234,7 +234,9 @@ void Translator::declaration(const DeclStmt *ds) {
       continue;
     }
     if (info.kind == TileTypeKind::Tensor) {
+      view_name = vd->getNameAsString(); // (a view made here takes the variable's name)
       ir::Buffer b = vd->getInit() ? buffer_ref(vd->getInit(), "tensor alias", false) : nullptr;
+      view_name.clear();
       if (!b) {
         error(vd->getLocation(), "tensors cannot be created inside a kernel",
               "pass every tensor as a kernel parameter");
@@ -464,10 +466,13 @@ void Translator::range_for(const CXXForRangeStmt *fr) {
   if (b0 && n && *n > 0)
     ranges[v.get()] = {*b0, *b0 + *n - 1};
   ++loop_depth;
+  const int pipelined = kind == ir::ForKind::Pipelined;
+  pipelined_depth += pipelined;
   const std::int64_t outer_unrolled = unrolled_iterations;
   unrolled_iterations *= std::max<std::int64_t>(unroll_factor, 1);
   ir::Stmt body = sub_block(fr->getBody());
   unrolled_iterations = outer_unrolled;
+  pipelined_depth -= pipelined;
   --loop_depth;
   if (failed())
     return;

@@ -152,13 +152,53 @@ bool Translator::has_own_extent(const Expr *e) {
 
 ir::Buffer Translator::buffer_ref(const Expr *e, const char *op, bool required) {
   const Expr *s = strip_operand(e);
+  if (auto *ce = dyn_cast<CXXConstructExpr>(s); ce && ce->getNumArgs() == 1 && ce->getConstructor()->isCopyOrMoveConstructor())
+    s = strip_operand(ce->getArg(0)); // (a view returned by value)
   if (auto *dre = dyn_cast<DeclRefExpr>(s))
     if (const Binding *b = lookup(dre->getDecl()); b && b->buffer)
       return b->buffer;
+  if (auto *mc = dyn_cast<CXXMemberCallExpr>(s); mc && mc->getMethodDecl() && mc->getMethodDecl()->getName() == "rows" &&
+                                                 classify_tile_type(mc->getType()).kind == TileTypeKind::Tensor) {
+    ir::Buffer base = buffer_ref(mc->getImplicitObjectArgument(), op, required);
+    return base ? tensor_rows(mc, base) : nullptr;
+  }
   if (required)
     error(e->getExprLoc(), std::string("expected a tile buffer or tensor as operand of ") + op,
           "pass a tile::tensor parameter or a tile::shared / tile::fragment / tile::local variable", e->getSourceRange());
   return nullptr;
+}
+
+ir::Buffer Translator::tensor_rows(const CXXMemberCallExpr *call, const ir::Buffer &base) {
+  if (parallel_depth > 0 || pipelined_depth > 0) {
+    error(call->getExprLoc(), std::string("a view of tensor '") + base->name + "' cannot be made inside a tile::" +
+                                  (parallel_depth > 0 ? "parallel" : "pipelined") + " loop",
+          "make it before the loop: auto rows = " + base->name + ".rows(begin, end);");
+    return nullptr;
+  }
+  ir::Expr begin = expr(call->getArg(0));
+  ir::Expr end = begin ? expr(call->getArg(1)) : nullptr;
+  if (!end)
+    return nullptr;
+  const ir::ScalarType i64 = ir::ScalarType::I64;
+  ir::Expr size = ir::cast(i64, base->shape[0]);
+  // Both ends clipped to the tensor's rows, as on the host.
+  auto clip = [&](ir::Expr x, ir::Expr lo) {
+    return ir::binary(ir::BinaryOp::Max, ir::binary(ir::BinaryOp::Min, ir::cast(i64, std::move(x)), size), std::move(lo));
+  };
+  ir::Var first = ir::make_var(unique_name(base->name + "_first"), i64);
+  ir::Var rows = ir::make_var(unique_name(base->name + "_count"), i64);
+  emit(ir::declare(first, clip(begin, ir::int_imm(0, i64))));
+  emit(ir::declare(rows, ir::sub(clip(end, first), first)));
+  auto view = std::make_shared<ir::BufferNode>(*base);
+  view->name = unique_name(view_name.empty() ? base->name + "_rows" : view_name);
+  view_name.clear(); // (an inner view, as in x.rows(a, b).rows(c, d), is unnamed)
+  view->shape[0] = rows;
+  view->view_of = base;
+  view->origin.assign(base->rank(), ir::int_imm(0, i64));
+  view->origin[0] = first;
+  view->loc = call->getExprLoc().getRawEncoding();
+  emit(ir::decl_buffer(view));
+  return view;
 }
 
 std::optional<ir::Region> Translator::region(const Expr *e, const std::vector<std::int64_t> *other_shape,

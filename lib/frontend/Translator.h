@@ -116,6 +116,9 @@ public:
   void reduce_op(const clang::CallExpr *call, const std::string &op, clang::SourceLocation loc);
   /// reduce_argmax / reduce_argmin: the extreme by a max (min) reduction, then its first
   /// position by a min reduction of the positions that hold it.
+  /// `x.rows(begin, end)` of tensor `base`: declares the view (its first row and row count,
+  /// clipped to the tensor) and returns it; null after an error.
+  ir::Buffer tensor_rows(const clang::CXXMemberCallExpr *call, const ir::Buffer &base);
   void arg_reduce_op(const clang::CallExpr *call, const std::string &op, clang::SourceLocation loc);
   /// sort(keys[, values], dim, descending) and topk(src, values, indices, dim).
   void sort_op(const clang::CallExpr *call, const std::string &op, clang::SourceLocation loc);
@@ -171,6 +174,8 @@ public:
   ir::Kernel kernel;
   int parallel_depth = 0;
   int loop_depth = 0;
+  int pipelined_depth = 0; // inside tile::pipelined loops (their copies may run iterations early)
+  std::string view_name;   // the variable a view being made is declared as (empty: none)
   /// Macros and lambdas being inlined (recursion check, the "called from" notes of
   /// diagnostics) and where their value goes.
   struct InlineFrame {

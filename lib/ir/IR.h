@@ -126,6 +126,12 @@ struct BufferNode {
   bool read_only = false;
   /// Where the user declared it, in the frontend's opaque encoding (0: unknown).
   mutable std::uint32_t loc = 0;
+  /// A view of a global tensor (`X.rows(begin, end)`): `view_of` is the tensor (a parameter
+  /// or another view) whose element `origin + i` is the view's element `i`; the view's
+  /// shape is its own (variables the kernel declared before it), its strides the tensor's.
+  /// Declared by a DeclBuffer where the kernel makes it. Null for every other buffer.
+  std::shared_ptr<const BufferNode> view_of;
+  std::vector<Expr> origin;
   int rank() const { return int(shape.size()); }
   /// Static extent of dimension d (non-global buffers).
   std::int64_t extent(int d) const;

@@ -597,9 +597,15 @@ public:
     }
     case StmtKind::DeclBuffer: {
       auto n = s->as<DeclBufferNode>();
-      os << name(n->buffer->scope) << " " << buffer_name(n->buffer.get()) << ": " << name(n->buffer->dtype) << "[";
+      const char *scope = n->buffer->view_of ? "view" : name(n->buffer->scope);
+      os << scope << " " << buffer_name(n->buffer.get()) << ": " << name(n->buffer->dtype) << "[";
       list(n->buffer->shape);
       os << "]";
+      if (n->buffer->view_of) {
+        os << " of " << buffer_name(n->buffer->view_of.get()) << " at [";
+        list(n->buffer->origin);
+        os << "]";
+      }
       if (layouts)
         if (auto it = layouts->find(n->buffer.get()); it != layouts->end())
           os << " in registers: " << to_string(it->second);

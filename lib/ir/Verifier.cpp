@@ -202,9 +202,21 @@ public:
     vars.pop_back();
   }
   void visit_DeclBuffer(const DeclBufferNode *n) override {
-    if (n->buffer->scope == Scope::Global)
-      fail("declaration of global buffer '" + n->buffer->name + "'");
-    buffers.back().insert(n->buffer.get());
+    const Buffer &b = n->buffer;
+    if (b->scope == Scope::Global) {
+      if (!b->view_of)
+        fail("declaration of global buffer '" + b->name + "' that is no view");
+      else if (b->view_of->scope != Scope::Global || int(b->origin.size()) != b->rank() ||
+               b->view_of->rank() != b->rank())
+        fail("view '" + b->name + "' does not match the tensor it views");
+      else
+        check_buffer(b->view_of, "view");
+      for (auto &e : b->origin)
+        visit(e);
+      for (auto &e : b->shape)
+        visit(e);
+    }
+    buffers.back().insert(b.get());
   }
   void visit_Copy(const CopyNode *n) override {
     check_region(n->src, "copy");

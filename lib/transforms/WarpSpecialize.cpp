@@ -887,6 +887,10 @@ private:
     const std::string name = "'" + d->name + "'";
     BulkCopyPlan p{c};
     p.param = param_of(src.buffer.get());
+    if (src.buffer->view_of && d->scope == Scope::Shared)
+      return why = "the copy into " + name + " is from '" + src.buffer->name +
+                   "', rows of a tensor chosen at run time, which a tensor map (made at launch) does not describe",
+             std::nullopt;
     if (p.param < 0 || d->scope != Scope::Shared)
       return why = "the copy into " + name + " is not from a tensor parameter into shared memory", std::nullopt;
     // (A tensor the kernel also writes would need its writes fenced for the copy engine.)

@@ -263,6 +263,8 @@ void CEmitter::collect_tensor_dims() {
       [&](const Stmt &s) {
         if (auto st = s->as<StoreNode>())
           strides_of(st->buffer);
+        else if (auto db = s->as<DeclBufferNode>(); db && db->buffer->view_of)
+          strides_of(db->buffer); // (its first element's offset)
         else if (auto a = s->as<AtomicNode>())
           strides_of(a->dst.buffer);
         else if (auto g = s->as<GemmNode>()) {
@@ -287,6 +289,18 @@ void CEmitter::unpack_tensor(int i, const Buffer &b, const std::string &arg, con
       strides_[{i, d}] = names_.fresh(name + "_stride" + std::to_string(d));
       line("const int64_t " + strides_[{i, d}] + " = " + arg + ".strides[" + std::to_string(d) + "];");
     }
+}
+
+void CEmitter::emit_view(const Buffer &b) {
+  // The tensor's pointer moved to the view's first element (no __restrict: it aliases the tensor).
+  const std::string elem = std::string(b->read_only ? "const " : "") + type_name(b->dtype);
+  Expr off;
+  for (int d = 0; d < b->rank(); ++d)
+    if (!is_const_int(b->origin[d], 0)) {
+      Expr term = mul(ir::cast(ScalarType::I64, b->origin[d]), b->strides[d]);
+      off = off ? add(off, term) : term;
+    }
+  line(elem + " *" + buffer(b) + " = " + address(b->view_of, off ? off : int_imm(0, ScalarType::I64)) + ";");
 }
 
 std::string CEmitter::cast(ScalarType to, const Expr &value) {
@@ -520,6 +534,8 @@ void CEmitter::stmt(const Stmt &s) {
     return;
   }
   case StmtKind::DeclBuffer:
+    if (s->as<DeclBufferNode>()->buffer->view_of)
+      return emit_view(s->as<DeclBufferNode>()->buffer);
     return emit_decl_buffer(s->as<DeclBufferNode>());
   case StmtKind::Gemm:
     return emit_gemm(s->as<GemmNode>());

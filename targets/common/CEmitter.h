@@ -112,6 +112,8 @@ protected:
   virtual std::string loop_pragma(const ir::ForNode *n, bool stable);
   virtual void emit_for(const ir::ForNode *n);
   virtual void emit_decl_buffer(const ir::DeclBufferNode *n) = 0;
+  /// A view of a tensor (BufferNode::view_of): its pointer.
+  void emit_view(const ir::Buffer &b);
   virtual void emit_gemm(const ir::GemmNode *n) = 0;
   virtual void emit_atomic(const ir::AtomicNode *n);
   virtual void emit_assert(const ir::AssertNode *n) = 0;

@@ -237,6 +237,18 @@ void GpuEmitter::emit_for(const ForNode *n) {
 /// The flag's name; its test, from the tensor's argument, goes at the kernel's start
 /// (finish()).
 std::string GpuEmitter::vector_flag(const VectorFlagNode *n) {
+  if (const Buffer &view = n->tensor; view->view_of) {
+    // The tensor's test, and the view's first element at a multiple of the vector: tested
+    // where the view is used (its first row is the block's).
+    const std::int64_t elems = n->bytes / bytes(view->dtype);
+    VectorFlagNode base(view->view_of, n->bytes);
+    std::string test = vector_flag(&base);
+    for (int d = 0; d < view->rank(); ++d)
+      if (!is_const_int(view->origin[d], 0))
+        test += " && (" + expr(mul(ir::cast(ScalarType::I64, view->origin[d]), view->strides[d])) + ") % " +
+                std::to_string(elems) + " == 0";
+    return "(" + test + ")";
+  }
   auto key = std::make_pair(n->tensor.get(), n->bytes);
   auto it = vec_flags_.find(key);
   if (it != vec_flags_.end())

@@ -2,7 +2,7 @@
 # A short check of the GPU test set (build/gpu) for a call of a few minutes on the GPU
 # machine, where run.sh's whole set does not fit: the execution tests of the Hopper paths
 # (bulk stores, ping-pong, persistent grids, warp specialization, the producer's other
-# tiles; atomics that return values; the checked build), the attention and GEMM examples in their builds
+# tiles; atomics that return values; argmax, sort and top-k; views of rows; the checked build), the attention and GEMM examples in their builds
 # at sizes that divide no tile, and the attention and GEMM builds (and the producer's
 # tiles) under memcheck and racecheck. One line a check, on stdout; exit status 1 if any failed.
 #   bash build/gpu/quick.sh          (TILE_QUICK_TIMEOUT: seconds a program may run, default 120)
@@ -18,7 +18,7 @@ say() { # status what detail
 }
 for t in bulk-store pingpong persistent persistent-no-pingpong warp-specialized warp-specialized-no-pingpong \
          producer-tiles producer-tiles-mma reduce-into-shared reduce-into-shared-mma multicast pair-blocks \
-         pair-blocks-auto pair-blocks-auto-mma gemm-a-registers gemm-a-registers-mma atomics-value \
+         pair-blocks-auto pair-blocks-auto-mma gemm-a-registers gemm-a-registers-mma atomics-value argmax sort rows \
          check-bounds; do
   [ -x "bin/$t" ] || { say FAIL "$t" "not built"; continue; }
   out=$(timeout -k 5 "$limit" "bin/$t" 2>&1)

@@ -134,6 +134,19 @@ SORT_KERNEL(k_topk_too_many, T::topk(f, too_many, at, 1)) // expected-error {{ti
 SORT_KERNEL(k_topk_float_positions, T::topk(s, top, not_positions, 1)) // expected-error {{the positions of tile::topk go into a buffer of integers, not 'not_positions' of f32}} expected-note {{declare the third operand with an integer element type}}
 SORT_KERNEL(k_topk_fine, T::topk(s, top, at, 1))
 
+[[tile::kernel]] void k_view_in_parallel(T::tensor<float, 2> x) {
+  auto [bx] = T::grid(1);
+  for (int i : T::parallel(8))
+    x.rows(i, i + 1)(0, 0) = 1.0f; // expected-error {{a view of tensor 'x' cannot be made inside a tile::parallel loop}} expected-note {{make it before the loop: auto rows = x.rows(begin, end);}}
+}
+
+[[tile::kernel]] void k_view_in_pipelined(T::tensor<float, 2> x) {
+  auto [bx] = T::grid(1);
+  T::shared<float, 8, 8> s;
+  for (int k : T::pipelined(4))
+    T::copy(x.rows(k * 8, k * 8 + 8).at(0, 0), s); // expected-error {{a view of tensor 'x' cannot be made inside a tile::pipelined loop}} expected-note {{make it before the loop}}
+}
+
 [[tile::kernel]] void k_while(T::tensor<float, 1> x) {
   auto [bx] = T::grid(1);
   int i = 0;

@@ -166,3 +166,23 @@ namespace T = tile;
   T::copy(top, X.at(0, 0));
   T::copy(ti, I.at(0, 0));
 }
+
+// x.rows(begin, end): the first row and the row count, clipped to the tensor, then the view
+// (its own row count, the tensor's other sizes and strides), also of a view; element accesses and tiles index the view from its first row.
+// CHECK-LABEL: kernel views(X: tensor<f32, 2>, Off: tensor<const i32, 1>)
+// CHECK: var X_first: i64 = max(min(i64(Off[bx]), X.size(0)), i64(0))
+// CHECK-NEXT: var X_count: i64 = max(min(i64(Off[bx + 1]), X.size(0)), X_first) - X_first
+// CHECK-NEXT: view Xg: f32[X_count, X.size(1)] of X at [X_first, i64(0)]
+// CHECK-NEXT: var Xg_first: i64 = max(min(i64(2), X_count), i64(0))
+// CHECK-NEXT: var Xg_count: i64 = max(min(i64(bx), X_count), Xg_first) - Xg_first
+// CHECK-NEXT: view tail: f32[Xg_count, X.size(1)] of Xg at [Xg_first, i64(0)]
+// CHECK: copy(Xg[0 +: 8, 0 +: 8], s)
+// CHECK: tail[0, 1] = Xg[1, 0]
+[[tile::kernel]] void views(T::tensor<float, 2> X, T::tensor<const int, 1> Off) {
+  auto [bx] = T::grid(Off.size(0) - 1);
+  auto Xg = X.rows(Off(bx), Off(bx + 1));
+  auto tail = Xg.rows(2, bx);
+  T::shared<float, 8, 8> s;
+  T::copy(Xg.at(0, 0), s);
+  tail(0, 1) = Xg(1, 0);
+}
