@@ -48,6 +48,13 @@ for p in example-gemm example-gemm-no-bulk-store example-gemm_simple example-gem
     if [ $rc -eq 0 ]; then say ok "$p $args" "$(tail -1 <<< "$out")"; else say FAIL "$p $args" "exit $rc: $(tail -1 <<< "$out")"; fi
   done
 done
+# Grouped GEMM: experts tokens K N.
+for args in "8 300 200 300" "5 77 33 65"; do
+  [ -x "bin/example-grouped_gemm" ] || continue
+  out=$(timeout -k 5 "$limit" "bin/example-grouped_gemm" $args 2>&1)
+  rc=$?
+  if [ $rc -eq 0 ]; then say ok "example-grouped_gemm $args" "$(tail -1 <<< "$out")"; else say FAIL "example-grouped_gemm $args" "exit $rc: $(tail -1 <<< "$out")"; fi
+done
 if command -v compute-sanitizer > /dev/null; then
   for tool in memcheck racecheck; do
     for p in example-flash_attention example-flash_attention-launch-grid example-flash_attention-no-bulk-store \
