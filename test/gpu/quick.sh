@@ -3,7 +3,7 @@
 # machine, where run.sh's whole set does not fit: the execution tests of the Hopper paths
 # (bulk stores, ping-pong, persistent grids, warp specialization, the producer's other
 # tiles; atomics that return values; argmax, sort and top-k; views of rows; the checked
-# build), the attention, GEMM, grouped GEMM and packed-sequence examples in their builds at
+# build), the attention, GEMM, grouped GEMM, packed-sequence and block-sparse examples in their builds at
 # sizes that divide no tile, and the attention and GEMM builds (and the producer's tiles)
 # under memcheck and racecheck. One line a check, on stdout; exit status 1 if any failed.
 #   bash build/gpu/quick.sh          (TILE_QUICK_TIMEOUT: seconds a program may run, default 120)
@@ -62,6 +62,13 @@ for args in "5 4 2 300 64 1" "3 4 4 130 128 0" "32 8 2 1000 128 1"; do
   out=$(timeout -k 5 "$limit" "bin/example-varlen_attention" $args 2>&1)
   rc=$?
   if [ $rc -eq 0 ]; then say ok "example-varlen_attention $args" "$(tail -1 <<< "$out")"; else say FAIL "example-varlen_attention $args" "exit $rc: $(tail -1 <<< "$out")"; fi
+done
+# Block-sparse attention: B H S D density.
+for args in "2 4 300 64 0.25" "1 2 200 128 0.5"; do
+  [ -x "bin/example-sparse_attention" ] || continue
+  out=$(timeout -k 5 "$limit" "bin/example-sparse_attention" $args 2>&1)
+  rc=$?
+  if [ $rc -eq 0 ]; then say ok "example-sparse_attention $args" "$(tail -1 <<< "$out")"; else say FAIL "example-sparse_attention $args" "exit $rc: $(tail -1 <<< "$out")"; fi
 done
 if command -v compute-sanitizer > /dev/null; then
   for tool in memcheck racecheck; do
