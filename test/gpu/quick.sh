@@ -3,9 +3,10 @@
 # machine, where run.sh's whole set does not fit: the execution tests of the Hopper paths
 # (bulk stores, ping-pong, persistent grids, warp specialization, the producer's other
 # tiles; atomics that return values; argmax, sort and top-k; views of rows; the checked
-# build), the attention, GEMM, grouped GEMM, packed-sequence and block-sparse examples in their builds at
-# sizes that divide no tile, and the attention and GEMM builds (and the producer's tiles)
-# under memcheck and racecheck. One line a check, on stdout; exit status 1 if any failed.
+# build), the attention, GEMM, grouped GEMM, packed-sequence, block-sparse and MLA examples
+# in their builds at sizes that divide no tile, and the attention and GEMM builds (and the
+# producer's tiles) under memcheck and racecheck. One line a check, on stdout; exit status
+# 1 if any failed.
 #   bash build/gpu/quick.sh          (TILE_QUICK_TIMEOUT: seconds a program may run, default 120)
 set -u
 cd "$(dirname "$0")"
@@ -69,6 +70,13 @@ for args in "2 4 300 64 0.25" "1 2 200 128 0.5"; do
   out=$(timeout -k 5 "$limit" "bin/example-sparse_attention" $args 2>&1)
   rc=$?
   if [ $rc -eq 0 ]; then say ok "example-sparse_attention $args" "$(tail -1 <<< "$out")"; else say FAIL "example-sparse_attention $args" "exit $rc: $(tail -1 <<< "$out")"; fi
+done
+# MLA decoding: batch heads max_len splits.
+for args in "3 20 333 4" "2 70 130 3" "64 128 8192 8"; do
+  [ -x "bin/example-mla_decode" ] || continue
+  out=$(timeout -k 5 "$limit" "bin/example-mla_decode" $args 2>&1)
+  rc=$?
+  if [ $rc -eq 0 ]; then say ok "example-mla_decode $args" "$(tail -1 <<< "$out")"; else say FAIL "example-mla_decode $args" "exit $rc: $(tail -1 <<< "$out")"; fi
 done
 if command -v compute-sanitizer > /dev/null; then
   for tool in memcheck racecheck; do
