@@ -14,6 +14,19 @@ bool reads_memory(const Expr &e) {
   return reads.any;
 }
 
+bool reads_only_constant_tensors(const Expr &e) {
+  class Reads : public IRVisitor {
+  public:
+    bool other = false;
+    void visit_Load(const LoadNode *l) override {
+      other |= l->buffer->scope != Scope::Global || !l->buffer->read_only;
+      IRVisitor::visit_Load(l);
+    }
+  } reads;
+  reads.visit(e);
+  return !reads.other;
+}
+
 std::vector<Stmt> pipelined_body(const ForNode *n) {
   auto q = n->body->as<SeqNode>();
   if (!q)
@@ -28,7 +41,8 @@ std::vector<Stmt> pipelined_body(const ForNode *n) {
   size_t lead = 0;
   for (; lead < stmts.size(); ++lead) {
     auto d = stmts[lead]->as<DeclareNode>();
-    if (!d || !d->init || assigned.count(d->var.get()) || reads_any(d->init, assigned) || reads_memory(d->init))
+    if (!d || !d->init || assigned.count(d->var.get()) || reads_any(d->init, assigned) ||
+        !reads_only_constant_tensors(d->init))
       break;
     values.vars[d->var.get()] = values.mutate(d->init);
   }

@@ -15,12 +15,16 @@ namespace tile::transforms {
 
 /// Whether `e` loads from any buffer.
 bool reads_memory(const ir::Expr &e);
+/// Whether every load of `e` reads a read-only tensor (`tensor<const T>`), whose elements
+/// no statement of the kernel changes: its value depends on its variables alone.
+bool reads_only_constant_tensors(const ir::Expr &e);
 
 /// The statements of pipelined loop `n`'s body (a Seq; empty if it is not one), with the
 /// scalars it declares first and never assigns (`const int k0 = kb * BN;` for the copies'
-/// offsets) replaced by their values, so that the copies after them lead the body. A
-/// value must be the same wherever it is used: the variable is never assigned, and its
-/// initializer reads no memory and no variable the body assigns.
+/// offsets, `const int kb = Index(i);` for a block a list names) replaced by their values,
+/// so that the copies after them lead the body. A value must be the same wherever it is
+/// used: the variable is never assigned, and its initializer reads no variable the body
+/// assigns and no memory but read-only tensors.
 std::vector<ir::Stmt> pipelined_body(const ir::ForNode *n);
 
 /// Shared buffers that no pipelined loop may multi-buffer: those used outside pipelined

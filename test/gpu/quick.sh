@@ -21,6 +21,7 @@ say() { # status what detail
 for t in bulk-store pingpong persistent persistent-no-pingpong warp-specialized warp-specialized-no-pingpong \
          producer-tiles producer-tiles-mma reduce-into-shared reduce-into-shared-mma multicast pair-blocks \
          pair-blocks-auto pair-blocks-auto-mma gemm-a-registers gemm-a-registers-mma atomics-value argmax sort rows \
+         indexed-tiles indexed-tiles-mma \
          check-bounds; do
   [ -x "bin/$t" ] || { say FAIL "$t" "not built"; continue; }
   out=$(timeout -k 5 "$limit" "bin/$t" 2>&1)

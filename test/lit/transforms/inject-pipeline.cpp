@@ -16,6 +16,8 @@
 // REMARK: inject-pipeline.cpp:{{[0-9]+}}:{{[0-9]+}}: remark: [cuda:sm_80] pipelined loop runs without prefetching: 's', which it copies into, is used outside the loop or by another pipelined loop
 // REMARK: inject-pipeline.cpp:{{[0-9]+}}:{{[0-9]+}}: remark: [cuda:sm_80] pipelined loop runs without prefetching: 's', which it copies into, is used outside the loop or by another pipelined loop
 // REMARK: inject-pipeline.cpp:{{[0-9]+}}:{{[0-9]+}}: remark: [cuda:sm_80] pipelined loop runs without prefetching: its body does not start with copies from global into shared memory
+// REMARK: inject-pipeline.cpp:[[# @LINE + 159]]:{{[0-9]+}}: remark: [cuda:sm_80] pipelined loop: 3 stages, the copies into 's' run 2 iterations ahead
+// REMARK: inject-pipeline.cpp:[[# @LINE + 173]]:{{[0-9]+}}: remark: [cuda:sm_80] pipelined loop runs without prefetching: its body does not start with copies from global into shared memory
 // REMARK-NOT: prefetching
 // FOUR-LABEL: kernel mm(
 // FOUR: shared As: bf16[4, 64, 32] rows of 40
@@ -154,5 +156,43 @@ namespace T = tile;
     T::copy(X.at(k * 8, 0), s);
     row = row + 8;
     T::copy(s, Y.at(out, 0));
+  }
+}
+
+// A block that a read-only tensor names (`const int kb = Index(i)`, the index list of a
+// block-sparse loop) is a value too: the copies of iteration it + 2 read Index(it + 2),
+// under the test that such an iteration exists.
+// CHECK-LABEL: kernel index_list(
+// CHECK: for stage in serial(0, 2) {
+// CHECK-NEXT: if (stage < Count[bx]) {
+// CHECK: s[stage % 3, i, j] = X[Index[bx, stage] * 8 + i, j]
+// CHECK: for it in serial(0, Count[bx]) {
+// CHECK-NOT: var kb
+// CHECK: if (it + 2 < Count[bx]) {
+// CHECK: s[(it + 2) % 3, i, j] = X[Index[bx, it + 2] * 8 + i, j]
+// CHECK: Y[Index[bx, {{i[.0-9]*}}] * 8 + {{.*}}] = s[it % 3,
+[[tile::kernel]] void index_list(T::tensor<const float, 2> X, T::tensor<const int, 2> Index,
+                                 T::tensor<const int, 1> Count, T::tensor<float, 2> Y) {
+  auto [bx] = T::grid(Index.size(0));
+  T::shared<float, 8, 32> s;
+  for (int i : T::pipelined(Count(bx), T::stages(3))) {
+    const int kb = Index(bx, i);
+    T::copy(X.at(kb * 8, 0), s);
+    T::copy(s, Y.at(kb * 8, 0));
+  }
+}
+
+// One that a tensor the kernel may write names is not: the loop stays as written.
+// CHECK-LABEL: kernel index_list_written(
+// CHECK: for i in pipelined(0, i32(Index.size(1)), stages=3) {
+// CHECK-NEXT: var kb: i32 = Index[bx, i]
+// CHECK-NOT: async
+[[tile::kernel]] void index_list_written(T::tensor<const float, 2> X, T::tensor<int, 2> Index, T::tensor<float, 2> Y) {
+  auto [bx] = T::grid(Index.size(0));
+  T::shared<float, 8, 32> s;
+  for (int i : T::pipelined(Index.size(1), T::stages(3))) {
+    const int kb = Index(bx, i);
+    T::copy(X.at(kb * 8, 0), s);
+    T::copy(s, Y.at(kb * 8, 0));
   }
 }
