@@ -1381,6 +1381,9 @@ private:
   struct LoopPlan {
     const ForNode *loop = nullptr;
     int stages = 0;
+    /// The loop's body as pipelined_body gives it (its declarations substituted: new
+    /// statements), which `copies` point into.
+    std::vector<Stmt> body;
     std::vector<BulkCopyPlan> copies;
     std::vector<Stmt> consumers;
     std::set<const BufferNode *> filled;
@@ -1411,7 +1414,8 @@ private:
       if (b)
         known.insert(b.get());
     for (size_t i = 0; i < at; ++i)
-      if (auto d = top[i]->as<DeclareNode>(); d && d->init && !assigned.count(d->var.get()) && !reads_memory(d->init)) {
+      if (auto d = top[i]->as<DeclareNode>();
+          d && d->init && !assigned.count(d->var.get()) && reads_only_constant_tensors(d->init)) {
         std::set<const VarNode *> reads;
         free_vars(d->init, reads);
         if (std::all_of(reads.begin(), reads.end(), [&](const VarNode *v) { return known.count(v) > 0; })) {
@@ -1462,7 +1466,7 @@ private:
       bool loads = false;
       for (auto &b : c->src.begin) {
         free_vars(b, reads);
-        loads |= reads_memory(b);
+        loads |= !reads_only_constant_tensors(b);
       }
       return !loads && std::all_of(reads.begin(), reads.end(),
                                    [&](const VarNode *v) { return v == loop->var.get() || known.count(v) > 0; });
@@ -1541,17 +1545,18 @@ private:
     }
     std::set<const VarNode *> needed;
     bool loads = false;
+    // (Read-only tensors the producer may read too: a list of the tiles to copy, a count.)
     for (const Expr &e : {loop->begin, loop->extent, loop->step}) {
       free_vars(e, needed);
-      loads |= reads_memory(e);
+      loads |= !reads_only_constant_tensors(e);
     }
     for (auto &p : copies)
       for (auto &b : p.copy->src.begin) {
         free_vars(b, needed);
-        loads |= reads_memory(b);
+        loads |= !reads_only_constant_tensors(b);
       }
     if (loads)
-      return refuse_loop(loop, "the copies' offsets or the loop's bounds read memory");
+      return refuse_loop(loop, "the copies' offsets or the loop's bounds read memory other than read-only tensors");
     for (const VarNode *v : needed)
       if (v != loop->var.get() && !known.count(v))
         return refuse_loop(loop, "the copies' offsets or the loop's bounds read '" + v->name +
@@ -1570,6 +1575,7 @@ private:
     LoopPlan plan;
     plan.loop = loop;
     plan.stages = S;
+    plan.body = stmts;
     plan.copies = std::move(copies);
     plan.consumers = std::move(consumers);
     plan.filled = std::move(filled);
@@ -1773,7 +1779,7 @@ private:
       bool reads_mem = false;
       for (auto &b : c->src.begin) {
         free_vars(b, reads);
-        reads_mem |= reads_memory(b);
+        reads_mem |= !reads_only_constant_tensors(b);
       }
       for (const VarNode *v : reads)
         other |= !plan.known.count(v);
