@@ -19,8 +19,8 @@ namespace T = tile;
                                  T::tensor<const int, 2> Index, T::tensor<const int, 1> Count,
                                  T::tensor<float, 2> O) {
   auto [qb] = T::grid(T::ceildiv(Q.size(0), 64));
-  T::shared<T::f16, 64, 32> Qs;
-  T::shared<T::f16, 64, 32> Ks;
+  T::shared<T::f16, 64, 64> Qs;
+  T::shared<T::f16, 64, 64> Ks;
   T::fragment<float, 64, 64> acc;
   T::copy(Q.at(qb * 64, 0), Qs);
   T::clear(acc);
@@ -36,8 +36,8 @@ namespace T = tile;
 [[tile::kernel]] void masked(T::tensor<const T::f16, 2> Q, T::tensor<const T::f16, 2> K,
                              T::tensor<const std::int8_t, 2> Mask, T::tensor<float, 2> O) {
   auto [qb] = T::grid(T::ceildiv(Q.size(0), 64));
-  T::shared<T::f16, 64, 32> Qs;
-  T::shared<T::f16, 64, 32> Ks;
+  T::shared<T::f16, 64, 64> Qs;
+  T::shared<T::f16, 64, 64> Ks;
   T::fragment<float, 64, 64> acc;
   T::copy(Q.at(qb * 64, 0), Qs);
   T::clear(acc);
@@ -51,7 +51,7 @@ namespace T = tile;
 }
 
 int main() {
-  const int m = 200, n = 300, d = 30; // 4 query blocks (the last partial), 5 key blocks
+  const int m = 200, n = 300, d = 56; // 4 query blocks (the last partial), 5 key blocks; rows of 112 bytes (tensor maps take them)
   const int QB = (m + 63) / 64, KB = (n + 63) / 64, L = 6;
   auto q = check::random<T::f16>(std::size_t(m) * d);
   auto k = check::random<T::f16>(std::size_t(n) * d);
