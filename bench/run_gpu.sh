@@ -4,6 +4,8 @@
 # same run, then a table of ratios and its plots (plots/, by bench/plot.py). Runs from the
 # GPU test set folder (build/gpu):
 #   bash build/gpu/bench/run_gpu.sh [--quick]
+#   bash build/gpu/bench/run_gpu.sh --data   (only the kernels whose tiles data chooses, and
+#                                            their peers: bench/peers_data.py)
 set -u
 cd "$(dirname "$0")/.."
 export LD_LIBRARY_PATH="$PWD/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -14,6 +16,19 @@ out=${OUT:-.}/bench.jsonl
 # A build with multicast=on: its kernels' names get "_multicast" after the kernel's own.
 multicast() { sed -u 's/"kernel": "\(gemm_simple\|gemm\|attn_fwd_simple\)_/"kernel": "\1_multicast_/'; }
 : > "$out"
+# Tiles that data chooses: a grouped GEMM, packed sequences, block-sparse attention, MLA
+# decoding over a paged cache, each in its bench mode, and their peers.
+data() {
+  for p in grouped_gemm varlen_attention sparse_attention mla_decode; do
+    bin/example-$p bench | tee -a "$out"
+  done
+  python3 bench/peers_data.py | tee -a "$out"
+}
+if [ "${1:-}" = --data ]; then
+  data
+  python3 bench/ratios.py "$out"
+  exit 0
+fi
 sizes="4096"
 [ "${1:-}" = --quick ] || sizes="4096 8192"
 for n in $sizes; do
@@ -42,6 +57,7 @@ bin/example-flash_attention bench | tee -a "$out" # b4 h32 s4096, d64 and d128, 
 bin/example-flash_attention-simple bench | tee -a "$out" # the same with 64 x 64 tiles, 128 threads, 2 stages
 bin/example-flash_attention-simple-multicast bench | multicast | tee -a "$out" # and with multicast=on
 bin/example-flash_decoding bench | tee -a "$out" # b8 h32 hkv8 s32768 d128: against the copy bandwidth
+[ "${1:-}" = --quick ] || data
 python3 bench/peers.py --only gemm,attn,norm ${1:-} | tee -a "$out"
 # peers.py times no causal d64 attention; issue 8's bar compares it too.
 python3 -c 'import sys; sys.path.insert(0, "bench"); import peers; peers.attention([(4, 32, 4096, 64, True)])' |
