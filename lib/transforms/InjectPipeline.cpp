@@ -59,9 +59,8 @@ private:
     if (n->for_kind != ForKind::Pipelined || n->stages < 2)
       return IRMutator::mutate_For(self, n);
     const int S = n->stages;
-    if (!n->body->as<SeqNode>())
-      return IRMutator::mutate_For(self, n);
-    const std::vector<Stmt> stmts = pipelined_body(n);
+    // (A body of one statement, such as TileLang's block-sparse `if (mask) { ... }`, says why too.)
+    const std::vector<Stmt> stmts = n->body->as<SeqNode>() ? pipelined_body(n) : std::vector<Stmt>{n->body};
     std::vector<Stmt> producers, consumers;
     std::set<const BufferNode *> filled;
     for (auto &s : stmts) {

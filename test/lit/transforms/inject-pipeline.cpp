@@ -16,8 +16,9 @@
 // REMARK: inject-pipeline.cpp:{{[0-9]+}}:{{[0-9]+}}: remark: [cuda:sm_80] pipelined loop runs without prefetching: 's', which it copies into, is used outside the loop or by another pipelined loop
 // REMARK: inject-pipeline.cpp:{{[0-9]+}}:{{[0-9]+}}: remark: [cuda:sm_80] pipelined loop runs without prefetching: 's', which it copies into, is used outside the loop or by another pipelined loop
 // REMARK: inject-pipeline.cpp:{{[0-9]+}}:{{[0-9]+}}: remark: [cuda:sm_80] pipelined loop runs without prefetching: its body does not start with copies from global into shared memory
-// REMARK: inject-pipeline.cpp:[[# @LINE + 159]]:{{[0-9]+}}: remark: [cuda:sm_80] pipelined loop: 3 stages, the copies into 's' run 2 iterations ahead
-// REMARK: inject-pipeline.cpp:[[# @LINE + 173]]:{{[0-9]+}}: remark: [cuda:sm_80] pipelined loop runs without prefetching: its body does not start with copies from global into shared memory
+// REMARK: inject-pipeline.cpp:[[# @LINE + 160]]:{{[0-9]+}}: remark: [cuda:sm_80] pipelined loop: 3 stages, the copies into 's' run 2 iterations ahead
+// REMARK: inject-pipeline.cpp:[[# @LINE + 174]]:{{[0-9]+}}: remark: [cuda:sm_80] pipelined loop runs without prefetching: its body does not start with copies from global into shared memory
+// REMARK: inject-pipeline.cpp:[[# @LINE + 185]]:{{[0-9]+}}: remark: [cuda:sm_80] pipelined loop runs without prefetching: its body does not start with copies from global into shared memory
 // REMARK-NOT: prefetching
 // FOUR-LABEL: kernel mm(
 // FOUR: shared As: bf16[4, 64, 32] rows of 40
@@ -194,5 +195,18 @@ namespace T = tile;
     const int kb = Index(bx, i);
     T::copy(X.at(kb * 8, 0), s);
     T::copy(s, Y.at(kb * 8, 0));
+  }
+}
+
+// A body that is one statement, TileLang's block-sparse `if (mask) { copy; ... }`, is not
+// pipelined either, and says so.
+[[tile::kernel]] void guarded(T::tensor<const float, 2> X, T::tensor<const int, 1> Mask, T::tensor<float, 2> Y) {
+  auto [bx] = T::grid(1);
+  T::shared<float, 8, 32> s;
+  for (int k : T::pipelined(Mask.size(0), T::stages(3))) {
+    if (Mask(k) != 0) {
+      T::copy(X.at(k * 8, 0), s);
+      T::copy(s, Y.at(k * 8, 0));
+    }
   }
 }
