@@ -480,7 +480,9 @@ ir::Expr Translator::expr(const Expr *e) {
     ir::Expr a = expr(bo->getLHS());
     const bool short_circuit = bo->getOpcode() == BO_LAnd || bo->getOpcode() == BO_LOr;
     conditional += short_circuit;
+    lazy_operand += short_circuit;
     ir::Expr b = a ? expr(bo->getRHS()) : nullptr;
+    lazy_operand -= short_circuit;
     conditional -= short_circuit;
     if (!b)
       return nullptr;
@@ -522,8 +524,10 @@ ir::Expr Translator::expr(const Expr *e) {
   if (auto *co = dyn_cast<ConditionalOperator>(e)) {
     ir::Expr c = expr(co->getCond());
     ++conditional;
+    ++lazy_operand;
     ir::Expr t = c ? expr(co->getTrueExpr()) : nullptr;
     ir::Expr f = t ? expr(co->getFalseExpr()) : nullptr;
+    --lazy_operand;
     --conditional;
     auto st = f ? result_type() : std::nullopt;
     return st ? ir::cast(*st, ir::select(c, t, f)) : nullptr;

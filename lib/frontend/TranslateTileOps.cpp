@@ -159,7 +159,11 @@ ir::Buffer Translator::buffer_ref(const Expr *e, const char *op, bool required) 
       return b->buffer;
   if (auto *mc = dyn_cast<CXXMemberCallExpr>(s); mc && mc->getMethodDecl() && mc->getMethodDecl()->getName() == "rows" &&
                                                  classify_tile_type(mc->getType()).kind == TileTypeKind::Tensor) {
+    // (A declaration's name is this view's, not that of a view it is made of.)
+    std::string name = std::move(view_name);
+    view_name.clear();
     ir::Buffer base = buffer_ref(mc->getImplicitObjectArgument(), op, required);
+    view_name = std::move(name);
     return base ? tensor_rows(mc, base) : nullptr;
   }
   if (required)
@@ -169,12 +173,20 @@ ir::Buffer Translator::buffer_ref(const Expr *e, const char *op, bool required) 
 }
 
 ir::Buffer Translator::tensor_rows(const CXXMemberCallExpr *call, const ir::Buffer &base) {
+  if (lazy_operand > 0) {
+    error(call->getExprLoc(), "a view of tensor '" + base->name + "' cannot be made in an operand of &&, || or ?:",
+          "its first row and count would be read whether or not the operand is; make it before the statement: "
+          "auto rows = " + base->name + ".rows(begin, end);");
+    return nullptr;
+  }
   if (parallel_depth > 0 || pipelined_depth > 0) {
     error(call->getExprLoc(), std::string("a view of tensor '") + base->name + "' cannot be made inside a tile::" +
                                   (parallel_depth > 0 ? "parallel" : "pipelined") + " loop",
           "make it before the loop: auto rows = " + base->name + ".rows(begin, end);");
     return nullptr;
   }
+  std::string name = std::move(view_name); // (views made in its arguments are unnamed)
+  view_name.clear();
   ir::Expr begin = expr(call->getArg(0));
   ir::Expr end = begin ? expr(call->getArg(1)) : nullptr;
   if (!end)
@@ -190,8 +202,7 @@ ir::Buffer Translator::tensor_rows(const CXXMemberCallExpr *call, const ir::Buff
   emit(ir::declare(first, clip(begin, ir::int_imm(0, i64))));
   emit(ir::declare(rows, ir::sub(clip(end, first), first)));
   auto view = std::make_shared<ir::BufferNode>(*base);
-  view->name = unique_name(view_name.empty() ? base->name + "_rows" : view_name);
-  view_name.clear(); // (an inner view, as in x.rows(a, b).rows(c, d), is unnamed)
+  view->name = unique_name(name.empty() ? base->name + "_rows" : name);
   view->shape[0] = rows;
   view->view_of = base;
   view->origin.assign(base->rank(), ir::int_imm(0, i64));

@@ -88,6 +88,9 @@ public:
   analysis::VarRanges ranges;
   /// Inside code that may not run: a branch of an if or ?:, the right operand of && or ||.
   int conditional = 0;
+  /// Inside an expression's operand that may not be evaluated: a branch of ?:, the right
+  /// operand of && or || (where statements made for it would run unconditionally).
+  int lazy_operand = 0;
 
   // Statements (TranslateStmt.cpp) ---------------------------------------------------
   void stmt(const clang::Stmt *s);

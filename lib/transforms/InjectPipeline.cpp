@@ -16,13 +16,13 @@ namespace {
 /// whose stores all go to one shared buffer and whose loads all read global memory.
 const BufferNode *produced_buffer(const Stmt &s) {
   // A copy with a fast path for tiles inside the tensor (lower-tile-ops): both branches
-  // fill the same buffer, and the condition reads no memory but read-only tensors (a tile
-  // whose row a list names) and tensors' sizes.
+  // fill the same buffer, and the condition reads no memory but read-only tensors and views
+  // of them (a tile whose row a list names) and tensors' sizes.
   if (auto i = s->as<IfNode>()) {
     if (!i->else_case)
       return nullptr;
     const BufferNode *a = produced_buffer(i->then_case), *b = produced_buffer(i->else_case);
-    return reads_only_constant_tensors(i->cond) && a == b ? a : nullptr;
+    return reads_only_constant_tensors(i->cond, /*views=*/true) && a == b ? a : nullptr;
   }
   auto f = s->as<ForNode>();
   if (!f || f->for_kind != ForKind::Threads)

@@ -14,15 +14,16 @@ bool reads_memory(const Expr &e) {
   return reads.any;
 }
 
-bool reads_only_constant_tensors(const Expr &e) {
+bool reads_only_constant_tensors(const Expr &e, bool views) {
   class Reads : public IRVisitor {
   public:
-    bool other = false;
+    bool views = false, other = false;
     void visit_Load(const LoadNode *l) override {
-      other |= l->buffer->scope != Scope::Global || !l->buffer->read_only;
+      other |= l->buffer->scope != Scope::Global || !l->buffer->read_only || (l->buffer->view_of && !views);
       IRVisitor::visit_Load(l);
     }
   } reads;
+  reads.views = views;
   reads.visit(e);
   return !reads.other;
 }
@@ -42,7 +43,7 @@ std::vector<Stmt> pipelined_body(const ForNode *n) {
   for (; lead < stmts.size(); ++lead) {
     auto d = stmts[lead]->as<DeclareNode>();
     if (!d || !d->init || assigned.count(d->var.get()) || reads_any(d->init, assigned) ||
-        !reads_only_constant_tensors(d->init))
+        !reads_only_constant_tensors(d->init, /*views=*/true))
       break;
     values.vars[d->var.get()] = values.mutate(d->init);
   }

@@ -15,16 +15,18 @@ namespace tile::transforms {
 
 /// Whether `e` loads from any buffer.
 bool reads_memory(const ir::Expr &e);
-/// Whether every load of `e` reads a read-only tensor (`tensor<const T>`), whose elements
-/// no statement of the kernel changes: its value depends on its variables alone.
-bool reads_only_constant_tensors(const ir::Expr &e);
+/// Whether every load of `e` reads a read-only tensor (`tensor<const T>`), whose elements no
+/// statement of the kernel changes: its value depends on its variables alone. With `views`,
+/// also a view of one (made before any pipelined loop, the same in every iteration; but
+/// declared where the kernel makes it, which a warp-specialized producer does not run).
+bool reads_only_constant_tensors(const ir::Expr &e, bool views = false);
 
 /// The statements of pipelined loop `n`'s body (a Seq; empty if it is not one), with the
 /// scalars it declares first and never assigns (`const int k0 = kb * BN;` for the copies'
 /// offsets, `const int kb = Index(i);` for a block a list names) replaced by their values,
 /// so that the copies after them lead the body. A value must be the same wherever it is
 /// used: the variable is never assigned, and its initializer reads no variable the body
-/// assigns and no memory but read-only tensors.
+/// assigns and no memory but read-only tensors and views of them.
 std::vector<ir::Stmt> pipelined_body(const ir::ForNode *n);
 
 /// Shared buffers that no pipelined loop may multi-buffer: those used outside pipelined

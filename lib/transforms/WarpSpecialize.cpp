@@ -1006,25 +1006,32 @@ private:
              std::nullopt;
     if (rows > 256)
       return why = "the tile has more than 256 rows (a bulk store's box)", std::nullopt;
-    // (Its asynchronous writes would need waiting for before any other access of the tensor.)
+    // (Its asynchronous writes would need waiting for before any other access of the tensor,
+    // a view of its rows included.)
+    auto is_t = [&](const Buffer &b) {
+      const BufferNode *r = b.get();
+      while (r->view_of)
+        r = r->view_of.get();
+      return r == t;
+    };
     bool elsewhere = false;
     for_each_node(
         k_.body,
         [&](const Expr &x) {
           if (auto l = x->as<LoadNode>())
-            elsewhere |= l->buffer.get() == t;
+            elsewhere |= is_t(l->buffer);
         },
         [&](const Stmt &x) {
           if (x.get() == c)
             return;
           if (auto st = x->as<StoreNode>())
-            elsewhere |= st->buffer.get() == t;
+            elsewhere |= is_t(st->buffer);
           else if (auto cp = x->as<CopyNode>())
-            elsewhere |= cp->src.buffer.get() == t || cp->dst.buffer.get() == t;
+            elsewhere |= is_t(cp->src.buffer) || is_t(cp->dst.buffer);
           else if (auto a = x->as<AtomicNode>())
-            elsewhere |= a->dst.buffer.get() == t || (a->src && a->src->buffer.get() == t);
+            elsewhere |= is_t(a->dst.buffer) || (a->src && is_t(a->src->buffer));
           else if (auto f = x->as<FillNode>())
-            elsewhere |= f->dst.buffer.get() == t;
+            elsewhere |= is_t(f->dst.buffer);
         });
     if (elsewhere)
       return why = "the kernel reads or writes '" + t->name + "' elsewhere too", std::nullopt;
@@ -1556,7 +1563,7 @@ private:
         loads |= !reads_only_constant_tensors(b);
       }
     if (loads)
-      return refuse_loop(loop, "the copies' offsets or the loop's bounds read memory other than read-only tensors");
+      return refuse_loop(loop, "the copies' offsets or the loop's bounds read memory other than read-only tensor parameters");
     for (const VarNode *v : needed)
       if (v != loop->var.get() && !known.count(v))
         return refuse_loop(loop, "the copies' offsets or the loop's bounds read '" + v->name +
@@ -2011,6 +2018,17 @@ private:
       return refuse("the last gemm overlaps the next iteration");
     if (k_.cluster > 1)
       return refuse("the blocks are launched in clusters (multicast)");
+    // (What the producer computes runs for both blocks of a pair, also for the second one past
+    // the grid's end, which may not read tensors at its index.)
+    bool loads = reads_memory(loop->extent);
+    for (const Stmt &d : plan.prelude)
+      loads |= reads_memory(d->as<DeclareNode>()->init);
+    for (const BulkCopyPlan &c : plan.copies)
+      for (const Expr &b : c.copy->src.begin)
+        loads |= reads_memory(b);
+    if (loads)
+      return refuse("the copies' coordinates or the loop's bounds read tensors (a pair's block past the grid's end "
+                    "would read them too)");
     const Reads reads = reads_before(top, at);
     PairPlan best;
     for (int d = 0; d < k_.grid_rank; ++d) {

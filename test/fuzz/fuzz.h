@@ -374,8 +374,12 @@ template <class E, int R> struct Tensor {
 
   /// layout: 0 row-major, 1 padded rows, 2 transposed (last two dims swapped in memory),
   /// 3 every other element of the last dim, 4 stride 0 along the first dim (inputs only:
-  /// a broadcast view). The view starts `offset` elements into the allocation.
-  Tensor(std::array<std::int64_t, R> d, int layout, S fill, std::int64_t start = 5) : dims(d) {
+  /// a broadcast view). The view starts `offset` elements into the allocation, past
+  /// `before` rows of dimension 0 of guard memory; `after` more such rows follow it
+  /// (padded(): the tensor with those rows, which a kernel views back with rows()).
+  Tensor(std::array<std::int64_t, R> d, int layout, S fill, std::int64_t start = 5, std::int64_t before = 0,
+         std::int64_t after = 0)
+      : dims(d) {
     std::array<int, R> order; // dims from fastest to slowest in memory
     for (int i = 0; i < R; ++i)
       order[i] = R - 1 - i;
@@ -392,8 +396,8 @@ template <class E, int R> struct Tensor {
       if (i == 0 && layout == 1)
         s += 3; // padding after each row
     }
-    offset = start;
-    total = offset + s + 7;
+    offset = start + before * strides[0];
+    total = offset + s + after * strides[0] + 7;
     host.assign(std::size_t(total), fill);
   }
   std::int64_t numel() const {
@@ -421,6 +425,12 @@ template <class E, int R> struct Tensor {
     tile::rt::copy_to_host(dev->device(), host.data(), dev->data(), host.size() * sizeof(S));
   }
   tile::tensor<E, R> view() const { return tile::tensor<E, R>(dev->data() + offset, dims, strides); }
+  /// The view with `before` rows of dimension 0 before it and `after` after it (guard memory).
+  tile::tensor<E, R> padded(std::int64_t before, std::int64_t after) const {
+    auto d = dims;
+    d[0] += before + after;
+    return tile::tensor<E, R>(dev->data() + offset - before * strides[0], d, strides);
+  }
 };
 
 /// Fills the logical elements of an input with values uniform in [lo, hi] (integers for

@@ -155,6 +155,10 @@ class Tensor:
         self.name, self.ty, self.dims, self.role, self.layout = name, ty, dims, role, layout
         self.lo = self.hi = 0.0
         self.kind = 'store'  # outputs: store, add, max, min
+        # (before, after): the kernel gets the tensor with that many more rows of dimension 0
+        # around it (guard memory) and takes the tensor back as a view of its rows,
+        # T.rows(row0, row0 + rows); None: the tensor itself.
+        self.view = None
 
 
 class Ctx:
@@ -180,6 +184,9 @@ class Gen:
         self.skip, self.over = set(skip), dict(over or {})
         self.nstep = 0
         self.r = random.Random(seed * 7919 + 17)
+        # Draws added after the rest (views of rows): a stream of their own, so that the other
+        # draws, and so the programs of earlier seeds, stay as they were.
+        self.r2 = random.Random(seed * 104729 + 3)
         self.k = []  # kernel body lines
         self.ref = []  # reference lines (inside the block loops)
         self.bufs = []
@@ -325,6 +332,10 @@ class Gen:
         t.offset = self.pick([0, 1, 3, 8, 5])
         if role == 'in' and getattr(self, 'tensor_map_friendly', False) and self.chance(0.8):
             t.layout, t.offset = 0, self.pick([0, 8])
+        # A view of rows where dimension 0 is the slowest in memory (not transposed rank 2,
+        # not a broadcast): rows outside it are guard memory, which must not be read or written.
+        if t.layout in (0, 1, 3) and self.r2.random() < (0.1 if getattr(self, 'tensor_map_friendly', False) else 0.2):
+            t.view = (self.r2.randint(1, 20), self.r2.randint(0, 20))
         self.tensors.append(t)
         return t
 
@@ -1878,12 +1889,17 @@ class Gen:
         params = []
         for t in self.tensors:
             c = 'const ' if t.role == 'in' else ''
-            params.append('T::tensor<%s%s, %d> %s' % (c, TY[t.ty].cpp, len(t.dims), t.name))
+            if t.view:
+                params.append('T::tensor<%s%s, %d> %s_full, int %s_row0, int %s_rows' %
+                              (c, TY[t.ty].cpp, len(t.dims), t.name, t.name, t.name))
+            else:
+                params.append('T::tensor<%s%s, %d> %s' % (c, TY[t.ty].cpp, len(t.dims), t.name))
         params += ['%s %s' % (TY[ty].cpp, n) for n, (ty, v) in self.scalars.items()]
-        # Problem sizes: from a tensor's size(d), or scalar parameters.
+        # Problem sizes: from a tensor's size(d), or scalar parameters. (Not from a view:
+        # views are made after tile::grid.)
         size_lines, size_params = [], []
         for D in 'MNKB':
-            have = [(t, t.dims.index(D)) for t in self.tensors if D in t.dims]
+            have = [(t, t.dims.index(D)) for t in self.tensors if D in t.dims and not t.view]
             if have and self.chance(0.7):
                 t, d = self.pick(have)
                 size_lines.append('  const int %s = %s.size(%d);' % (D, t.name, d))
@@ -1904,6 +1920,9 @@ class Gen:
         # the loop), drawing nothing: the programs are those of earlier batches otherwise.
         if self.over.get('wgmma') and self.seed % 2 == 1:
             w('  T::persistent();')
+        for t in self.tensors:
+            if t.view:
+                w('  auto %s = %s_full.rows(%s_row0, %s_row0 + %s_rows);' % (t.name, t.name, t.name, t.name, t.name))
         for b in self.bufs:
             w('  T::%s<%s, %s> %s;' % (b.scope, TY[b.ty].cpp, self.shape_str(b.dims), b.name))
             if b.scope == 'shared' and len(b.dims) == 2 and self.chance(0.15):
@@ -1942,14 +1961,19 @@ class Gen:
             dims = '{%s}' % ', '.join('k%s' % D for D in t.dims)
             st = 'fz::Tensor<%s, %d>' % (TY[t.ty].cpp, len(t.dims))
             fill = '1' if t.ty == 'bool' and t.role == 'in' else 'fz::poison<%s::S>()' % st
-            w('  %s %s(%s, %d, %s, %d);' % (st, t.name, dims, t.layout, fill, t.offset))
+            if t.view:
+                w('  %s %s(%s, %d, %s, %d, %d, %d);' % (st, t.name, dims, t.layout, fill, t.offset, t.view[0],
+                                                        t.view[1]))
+            else:
+                w('  %s %s(%s, %d, %s, %d);' % (st, t.name, dims, t.layout, fill, t.offset))
             if t.role == 'in':
                 w('  auto %s_v = fz::fill_input(%s, rng, %r, %r);' % (t.name, t.name, t.lo, t.hi))
             elif t.kind != 'store':
                 w('  auto %s_init = fz::fill_input(%s, rng, %r, %r);' % (t.name, t.name, t.lo, t.hi))
             w('  auto %s_before = %s.host;' % (t.name, t.name))
             w('  %s.upload();' % t.name)
-        args = ['%s.view()' % t.name for t in self.tensors]
+        args = ['%s.padded(%d, %d), %d, int(k%s)' % (t.name, t.view[0], t.view[1], t.view[0], t.dims[0]) if t.view
+                else '%s.view()' % t.name for t in self.tensors]
         args += ['%s(%s)' % (TY[ty].cpp, flit(v) if ty == 'f32' else v) for n, (ty, v) in self.scalars.items()]
         args += size_params
         w('  try {')

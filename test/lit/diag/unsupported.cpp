@@ -140,6 +140,12 @@ SORT_KERNEL(k_topk_fine, T::topk(s, top, at, 1))
     x.rows(i, i + 1)(0, 0) = 1.0f; // expected-error {{a view of tensor 'x' cannot be made inside a tile::parallel loop}} expected-note {{make it before the loop: auto rows = x.rows(begin, end);}}
 }
 
+[[tile::kernel]] void k_view_in_operand(T::tensor<float, 2> x, T::tensor<const int, 1> off) {
+  auto [g] = T::grid(4);
+  if (g + 1 < off.size(0) && x.rows(off(g), off(g + 1)).size(0) > 0) // expected-error {{a view of tensor 'x' cannot be made in an operand of &&, || or ?:}} expected-note {{its first row and count would be read whether or not the operand is; make it before the statement: auto rows = x.rows(begin, end);}}
+    x(0, 0) = 1.0f;
+}
+
 [[tile::kernel]] void k_view_in_pipelined(T::tensor<float, 2> x) {
   auto [bx] = T::grid(1);
   T::shared<float, 8, 8> s;
