@@ -453,6 +453,23 @@ template <class E, int R> std::vector<long double> fill_input(Tensor<E, R> &t, R
   return v;
 }
 
+/// Fills a rank-1 int tensor with an order of its indices: 0 first, the others shuffled
+/// (an index list of k tiles); returns the values.
+template <class E> std::vector<long double> fill_order(Tensor<E, 1> &t, Rng &rng) {
+  const std::int64_t n = t.numel();
+  std::vector<long long> order(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i)
+    order[std::size_t(i)] = i;
+  for (std::int64_t i = n - 1; i > 1; --i)
+    std::swap(order[std::size_t(i)], order[std::size_t(rng.integer(1, (long long)i))]);
+  std::vector<long double> v(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) {
+    t[i] = E(order[std::size_t(i)]);
+    v[std::size_t(i)] = (long double)order[std::size_t(i)];
+  }
+  return v;
+}
+
 /// The expectation for one output element: an interval, or "left as it was" (poison or the
 /// initial value).
 struct Want {

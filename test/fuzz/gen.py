@@ -159,6 +159,8 @@ class Tensor:
         # around it (guard memory) and takes the tensor back as a view of its rows,
         # T.rows(row0, row0 + rows); None: the tensor itself.
         self.view = None
+        # An order of k tiles (k_loop): n entries, 0 first, the others shuffled.
+        self.order = None
 
 
 class Ctx:
@@ -1579,8 +1581,21 @@ class Gen:
             body_ops(ctx.inner(origin={'k': '0'}, indent=0), True)
             self.emit(ctx, None, '}')
             k0 = 1
-        self.emit(ctx, self.loop_header_serial('k', 'T::ceildiv(K, BK)', k0) + ' {',
-                  'for (int k = %d; k < %d; ++k) {' % (k0, iters))
+        # Sometimes the loop takes its k tiles in the order a read-only tensor lists (the first
+        # stays first: a peeled tile is tile 0), as a block-sparse loop takes its blocks from an
+        # index list: the copies' offsets read the list (prefetched by the pipelines).
+        order = None
+        if iters - k0 >= 2 and self.r2.random() < 0.5:
+            order = Tensor('KOrder', 'i32', ('T',), 'in', 0)
+            order.offset, order.order = self.r2.choice([0, 3]), iters
+            self.tensors.append(order)
+        if order is not None:
+            self.emit(ctx, self.loop_header_serial('kk', 'T::ceildiv(K, BK)', k0) + ' {',
+                      'for (int kk = %d; kk < %d; ++kk) {' % (k0, iters))
+            self.emit(ctx.indent + 1, 'const int k = KOrder(kk);', 'const int k = int(KOrder_v[std::size_t(kk)]);')
+        else:
+            self.emit(ctx, self.loop_header_serial('k', 'T::ceildiv(K, BK)', k0) + ' {',
+                      'for (int k = %d; k < %d; ++k) {' % (k0, iters))
         body_ops(ctx.inner(origin={'k': 'k * BK'}, loop_var=('k', iters)), False)
         self.emit(ctx, '}', '}')
         self.freeze(False)
@@ -1884,6 +1899,9 @@ class Gen:
         w = P.append
         w('namespace %s {' % ns)
         w('constexpr int BM = %d, BN = %d, BK = %d;' % (self.BM, self.BN, self.BK))
+        orders = [t for t in self.tensors if t.order]
+        if orders:
+            w('constexpr int kT = %d;' % orders[0].order)
         w('constexpr int k1 = 1, kM = %d, kN = %d, kK = %d, kB = %d;' % (self.sizes['M'], self.sizes['N'], self.sizes['K'],
                                                                self.sizes['B']))
         params = []
@@ -1966,7 +1984,9 @@ class Gen:
                                                         t.view[1]))
             else:
                 w('  %s %s(%s, %d, %s, %d);' % (st, t.name, dims, t.layout, fill, t.offset))
-            if t.role == 'in':
+            if t.order:
+                w('  auto %s_v = fz::fill_order(%s, rng);' % (t.name, t.name))
+            elif t.role == 'in':
                 w('  auto %s_v = fz::fill_input(%s, rng, %r, %r);' % (t.name, t.name, t.lo, t.hi))
             elif t.kind != 'store':
                 w('  auto %s_init = fz::fill_input(%s, rng, %r, %r);' % (t.name, t.name, t.lo, t.hi))
