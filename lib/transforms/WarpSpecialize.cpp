@@ -1383,8 +1383,9 @@ private:
 
   /// A loop warp-specialize takes, as planned before the roles split: its stages, its
   /// copies (as bulk copies) and the statements that consume their tiles; the top-level
-  /// statements before it, the prelude (declarations that read no memory, which both sides
-  /// run) and the others; the variables the producer may read.
+  /// statements before it, the prelude (declarations that read no memory but read-only
+  /// tensor parameters, which both sides run) and the others; the variables the producer
+  /// may read.
   struct LoopPlan {
     const ForNode *loop = nullptr;
     int stages = 0;
@@ -1404,8 +1405,8 @@ private:
 
   /// What the producer computes the copies' coordinates and the loop's bounds from: the
   /// parameters, the block's indices (and the loop's variable) and, of the top-level
-  /// statements before the loop at top[at], the declarations that read no memory and are
-  /// never assigned (`prelude`, which both sides run).
+  /// statements before the loop at top[at], the declarations that read no memory but
+  /// read-only tensor parameters and are never assigned (`prelude`, which both sides run).
   void producer_reads(const std::vector<Stmt> &top, size_t at, std::set<const VarNode *> &known,
                       std::vector<Stmt> &prelude) const {
     std::set<const VarNode *> assigned;
@@ -1435,8 +1436,8 @@ private:
   /// Whether the loop at top[at] can be warp-specialized (the remark says why not): its
   /// body starts with copies that bulk copies can make, into shared tiles that only its
   /// consumers' element accesses, copies and gemms read, and what the producer computes
-  /// (the copies' offsets, the loop's bounds) reads no memory and nothing the kernel
-  /// assigns.
+  /// (the copies' offsets, the loop's bounds) reads no memory but read-only tensor
+  /// parameters (an index list, a count) and nothing the kernel assigns.
   std::optional<LoopPlan> plan_loop(const std::vector<Stmt> &top, size_t at) {
     const ForNode *loop = top[at]->as<ForNode>();
     const int S = stages_of(loop), NT = k_.threads;

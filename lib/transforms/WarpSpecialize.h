@@ -9,7 +9,8 @@
 // Establishes, for the kernel's first such loop, a top-level statement of its body
 //   (`for k in pipelined(n, stages S) { copies; consumers }`, NT = the kernel's threads):
 //
-//     <the top-level declarations before the loop that read no memory>
+//     <the top-level declarations before the loop that read no memory but read-only tensor
+//      parameters (a count, an index list)>
 //     decl B[S, ...] for each buffer a copy fills; decl barriers[2 S]
 //     if (tid == 0) { mbarrier_init(barriers[s], 1), mbarrier_init(barriers[S + s], NT) }
 //     barrier(whole block)
