@@ -36,6 +36,7 @@ EXPECTED = {
     'targets/cuda/occupancy.cpp': LDS,               # the attention example's 64 x 64 tiles
     'targets/cuda/wgmma-forms.cpp': LDS,             # MLA's 64 x 512 latent tile
     'targets/cuda/pair-blocks.cpp': LDS,             # 6 stages of 32 KiB
+    'targets/cuda/producer-indexed.cpp': LDS,        # 128 x 64 and 64 x 128 tiles in 3 stages
 }
 
 
