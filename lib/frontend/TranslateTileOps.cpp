@@ -756,6 +756,20 @@ void Translator::reduce_op(const CallExpr *call, const std::string &op, SourceLo
   return;
 }
 
+void Translator::emit_parallel(const std::vector<std::int64_t> &shape,
+                               const std::function<ir::Stmt(const std::vector<ir::Expr> &)> &body) {
+  std::vector<ir::Var> vars;
+  std::vector<ir::Expr> idx;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    vars.push_back(ir::make_var(unique_name("i"), ir::ScalarType::I32));
+    idx.push_back(vars.back());
+  }
+  ir::Stmt loop = body(idx);
+  for (int d = int(shape.size()) - 1; d >= 0; --d)
+    loop = ir::for_loop(vars[d], ir::int_imm(0), ir::int_imm(shape[d]), ir::ForKind::Parallel, loop);
+  emit(loop);
+}
+
 void Translator::arg_reduce_op(const CallExpr *call, const std::string &op, SourceLocation loc) {
   // reduce_argmax(src, values, indices, dim, clear = true, first = 0)
   ir::Buffer s = whole_local(call->getArg(0), op.c_str());
@@ -811,20 +825,7 @@ void Translator::arg_reduce_op(const CallExpr *call, const std::string &op, Sour
     emit(ir::decl_buffer(b));
   }
   emit(std::make_shared<ir::ReduceNode>(max ? ir::ReduceKind::Max : ir::ReduceKind::Min, s, best, int(*dim), true));
-  auto parallel = [&](const std::vector<std::int64_t> &shape,
-                      const std::function<ir::Stmt(const std::vector<ir::Expr> &)> &body) {
-    std::vector<ir::Var> vars;
-    std::vector<ir::Expr> idx;
-    for (size_t d = 0; d < shape.size(); ++d) {
-      vars.push_back(ir::make_var(unique_name("i"), ir::ScalarType::I32));
-      idx.push_back(vars.back());
-    }
-    ir::Stmt loop = body(idx);
-    for (int d = int(shape.size()) - 1; d >= 0; --d)
-      loop = ir::for_loop(vars[d], ir::int_imm(0), ir::int_imm(shape[d]), ir::ForKind::Parallel, loop);
-    emit(loop);
-  };
-  parallel(ss, [&](const std::vector<ir::Expr> &i) {
+  emit_parallel(ss, [&](const std::vector<ir::Expr> &i) {
     std::vector<ir::Expr> row;
     for (int d = 0; d < s->rank(); ++d)
       if (d != *dim)
@@ -835,7 +836,7 @@ void Translator::arg_reduce_op(const CallExpr *call, const std::string &op, Sour
     return ir::store(position, i, ir::select(holds, i[*dim], ir::int_imm(none, pos_type)));
   });
   emit(std::make_shared<ir::ReduceNode>(ir::ReduceKind::Min, position, found, int(*dim), true));
-  parallel(want, [&](const std::vector<ir::Expr> &j) {
+  emit_parallel(want, [&](const std::vector<ir::Expr> &j) {
     ir::Expr at = ir::load(found, j);
     ir::Expr any = ir::binary(ir::BinaryOp::NE, at, ir::int_imm(none, pos_type));
     ir::Expr index = ir::select(any, ir::add(ir::cast(ir::ScalarType::I64, first), ir::cast(ir::ScalarType::I64, at)),
@@ -975,22 +976,10 @@ void Translator::sort_op(const CallExpr *call, const std::string &op, SourceLoca
     b->loc = loc.getRawEncoding();
     emit(ir::decl_buffer(b));
   }
-  auto parallel = [&](const std::vector<std::int64_t> &extents, const std::function<ir::Stmt(const std::vector<ir::Expr> &)> &body) {
-    std::vector<ir::Var> vars;
-    std::vector<ir::Expr> idx;
-    for (size_t d = 0; d < extents.size(); ++d) {
-      vars.push_back(ir::make_var(unique_name("i"), ir::ScalarType::I32));
-      idx.push_back(vars.back());
-    }
-    ir::Stmt loop = body(idx);
-    for (int d = int(extents.size()) - 1; d >= 0; --d)
-      loop = ir::for_loop(vars[d], ir::int_imm(0), ir::int_imm(extents[d]), ir::ForKind::Parallel, loop);
-    emit(loop);
-  };
   emit(std::make_shared<ir::CopyNode>(ir::full_region(first), ir::full_region(keys)));
-  parallel(shape, [&](const std::vector<ir::Expr> &i) { return ir::store(positions, i, i[*dim]); });
+  emit_parallel(shape, [&](const std::vector<ir::Expr> &i) { return ir::store(positions, i, i[*dim]); });
   sort_network(keys, positions, int(*dim), true, true);
-  parallel(want, [&](const std::vector<ir::Expr> &i) {
+  emit_parallel(want, [&](const std::vector<ir::Expr> &i) {
     return ir::seq({ir::store(second, i, ir::cast(second->dtype, ir::load(keys, i))),
                     ir::store(third, i, ir::cast(third->dtype, ir::load(positions, i)))});
   });

@@ -123,6 +123,9 @@ public:
   /// clipped to the tensor) and returns it; null after an error.
   ir::Buffer tensor_rows(const clang::CXXMemberCallExpr *call, const ir::Buffer &base);
   void arg_reduce_op(const clang::CallExpr *call, const std::string &op, clang::SourceLocation loc);
+  /// Emits a parallel loop nest over `shape` whose body `body` makes from the loop indices.
+  void emit_parallel(const std::vector<std::int64_t> &shape,
+                     const std::function<ir::Stmt(const std::vector<ir::Expr> &)> &body);
   /// sort(keys[, values], dim, descending) and topk(src, values, indices, dim).
   void sort_op(const clang::CallExpr *call, const std::string &op, clang::SourceLocation loc);
   /// Sorts the rows along `dim` of shared buffer `keys` (and `values` alike, where given) in

@@ -51,34 +51,25 @@ for p in example-gemm example-gemm-no-bulk-store example-gemm_simple example-gem
     if [ $rc -eq 0 ]; then say ok "$p $args" "$(tail -1 <<< "$out")"; else say FAIL "$p $args" "exit $rc: $(tail -1 <<< "$out")"; fi
   done
 done
-# Grouped GEMM: experts tokens K N.
-for args in "8 300 200 300" "5 77 33 65"; do
-  [ -x "bin/example-grouped_gemm" ] || continue
-  out=$(timeout -k 5 "$limit" "bin/example-grouped_gemm" $args 2>&1)
+# The examples whose tiles data chooses, each with its arguments.
+example() { # name args...
+  local p=$1
+  shift
+  [ -x "bin/example-$p" ] || return
+  out=$(timeout -k 5 "$limit" "bin/example-$p" "$@" 2>&1)
   rc=$?
-  if [ $rc -eq 0 ]; then say ok "example-grouped_gemm $args" "$(tail -1 <<< "$out")"; else say FAIL "example-grouped_gemm $args" "exit $rc: $(tail -1 <<< "$out")"; fi
-done
-# Packed sequences: batch H HKV max_len D causal.
-for args in "5 4 2 300 64 1" "3 4 4 130 128 0" "32 8 2 1000 128 1"; do
-  [ -x "bin/example-varlen_attention" ] || continue
-  out=$(timeout -k 5 "$limit" "bin/example-varlen_attention" $args 2>&1)
-  rc=$?
-  if [ $rc -eq 0 ]; then say ok "example-varlen_attention $args" "$(tail -1 <<< "$out")"; else say FAIL "example-varlen_attention $args" "exit $rc: $(tail -1 <<< "$out")"; fi
-done
-# Block-sparse attention: B H S D density.
-for args in "2 4 300 64 0.25" "1 2 200 128 0.5"; do
-  [ -x "bin/example-sparse_attention" ] || continue
-  out=$(timeout -k 5 "$limit" "bin/example-sparse_attention" $args 2>&1)
-  rc=$?
-  if [ $rc -eq 0 ]; then say ok "example-sparse_attention $args" "$(tail -1 <<< "$out")"; else say FAIL "example-sparse_attention $args" "exit $rc: $(tail -1 <<< "$out")"; fi
-done
-# MLA decoding: batch heads max_len splits.
-for args in "3 20 333 4" "2 70 130 3" "64 128 8192 8"; do
-  [ -x "bin/example-mla_decode" ] || continue
-  out=$(timeout -k 5 "$limit" "bin/example-mla_decode" $args 2>&1)
-  rc=$?
-  if [ $rc -eq 0 ]; then say ok "example-mla_decode $args" "$(tail -1 <<< "$out")"; else say FAIL "example-mla_decode $args" "exit $rc: $(tail -1 <<< "$out")"; fi
-done
+  if [ $rc -eq 0 ]; then say ok "example-$p $*" "$(tail -1 <<< "$out")"; else say FAIL "example-$p $*" "exit $rc: $(tail -1 <<< "$out")"; fi
+}
+example grouped_gemm 8 300 200 300               # experts tokens K N
+example grouped_gemm 5 77 33 65
+example varlen_attention 5 4 2 300 64 1          # batch H HKV max_len D causal
+example varlen_attention 3 4 4 130 128 0
+example varlen_attention 32 8 2 1000 128 1
+example sparse_attention 2 4 300 64 0.25         # B H S D density
+example sparse_attention 1 2 200 128 0.5
+example mla_decode 3 20 333 4                    # batch heads max_len splits
+example mla_decode 2 70 130 3
+example mla_decode 64 128 8192 8
 if command -v compute-sanitizer > /dev/null; then
   for tool in memcheck racecheck; do
     for p in example-flash_attention example-flash_attention-launch-grid example-flash_attention-no-bulk-store \
