@@ -72,6 +72,7 @@ namespace tile::ir {
   X(RegisterBudget)                                                                                \
   X(While)                                                                                         \
   X(TileFetch)                                                                                     \
+  X(IterationSlot)                                                                                 \
   X(NamedBarrier)
 
 enum class ExprKind {
@@ -784,6 +785,23 @@ struct TileFetchNode : StmtNode {
   Var tile;
   Buffer slot; // null for First
   TileFetchNode(TileFetchOp o, Var t, Buffer s) : StmtNode(static_kind), op(o), tile(std::move(t)), slot(std::move(s)) {}
+};
+
+/// The iteration a stage of a warp-specialized loop holds, where the producer alone decides
+/// which iterations run (a loop whose body is under a condition): Put (the producer's issuing
+/// thread, before it arrives on the stage's full barrier) stores `value` into element `index`
+/// of the shared `slots`; Get (the consumers, after their wait on that barrier) sets `var` to
+/// that element.
+enum class IterationSlotOp { Put, Get };
+struct IterationSlotNode : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::IterationSlot;
+  IterationSlotOp op;
+  Buffer slots;
+  Expr index;
+  Expr value; // Put
+  Var var;    // Get
+  IterationSlotNode(IterationSlotOp o, Buffer s, Expr i, Expr v, Var x)
+      : StmtNode(static_kind), op(o), slots(std::move(s)), index(std::move(i)), value(std::move(v)), var(std::move(x)) {}
 };
 
 /// Hardware barrier `id` (an i32 expression, 1 to 15) of `threads` threads (a multiple of

@@ -416,6 +416,20 @@ public:
         os << (n->op == TileFetchOp::Publish ? "publish_next_tile(" : "received_tile(") << buffer_name(n->slot.get()) << ")";
       break;
     }
+    case StmtKind::IterationSlot: {
+      auto n = s->as<IterationSlotNode>();
+      if (n->op == IterationSlotOp::Get)
+        os << var_name(n->var.get()) << " = ";
+      os << (n->op == IterationSlotOp::Put ? "put_iteration(" : "got_iteration(") << buffer_name(n->slots.get()) << "[";
+      expr(n->index);
+      os << "]";
+      if (n->value) {
+        os << ", ";
+        expr(n->value);
+      }
+      os << ")";
+      break;
+    }
     case StmtKind::NamedBarrier: {
       auto n = s->as<NamedBarrierNode>();
       os << (n->arrive ? "named_barrier_arrive(" : "named_barrier_sync(");

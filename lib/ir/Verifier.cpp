@@ -374,6 +374,16 @@ public:
     if (n->buffer->scope != Scope::Shared)
       fail("bulk store commit or wait of '" + n->buffer->name + "', which is not in shared memory");
   }
+  void visit_IterationSlot(const IterationSlotNode *n) override {
+    check_buffer(n->slots, "iteration slot");
+    if (n->slots->scope != Scope::Shared)
+      fail("iteration slots '" + n->slots->name + "' not in shared memory");
+    if ((n->op == IterationSlotOp::Put) != (n->value != nullptr) || (n->op == IterationSlotOp::Get) != (n->var != nullptr))
+      fail("iteration slot without its value or variable");
+    if (n->var && !var_in_scope(n->var.get()))
+      fail("iteration slot read into undeclared variable '" + n->var->name + "'");
+    IRVisitor::visit_IterationSlot(n);
+  }
   void visit_TileFetch(const TileFetchNode *n) override {
     if (!var_in_scope(n->tile.get()))
       fail("tile fetch into undeclared variable '" + n->tile->name + "'");

@@ -163,6 +163,11 @@ void IRVisitor::visit_While(const WhileNode *n) {
   visit(n->body);
 }
 void IRVisitor::visit_TileFetch(const TileFetchNode *) {}
+void IRVisitor::visit_IterationSlot(const IterationSlotNode *n) {
+  visit(n->index);
+  if (n->value)
+    visit(n->value);
+}
 void IRVisitor::visit_NamedBarrier(const NamedBarrierNode *n) { visit(n->id); }
 void IRVisitor::visit_Mma(const MmaNode *n) {
   for (auto *regs : {&n->a_regs, &n->b_regs, &n->c_regs})
@@ -415,6 +420,14 @@ Stmt IRMutator::mutate_While(const Stmt &self, const WhileNode *n) {
   return c == n->cond && body == n->body ? self : while_loop(c, body);
 }
 Stmt IRMutator::mutate_TileFetch(const Stmt &self, const TileFetchNode *) { return self; }
+Stmt IRMutator::mutate_IterationSlot(const Stmt &self, const IterationSlotNode *n) {
+  Expr i = mutate(n->index), v = n->value ? mutate(n->value) : nullptr;
+  if (i == n->index && v == n->value)
+    return self;
+  auto m = std::make_shared<IterationSlotNode>(n->op, n->slots, i, v, n->var);
+  m->loc = n->loc;
+  return m;
+}
 Stmt IRMutator::mutate_NamedBarrier(const Stmt &self, const NamedBarrierNode *n) {
   auto i = mutate(n->id);
   return i == n->id ? self : std::make_shared<NamedBarrierNode>(i, n->threads, n->arrive);

@@ -28,17 +28,22 @@ bool reads_only_constant_tensors(const Expr &e, bool views) {
   return !reads.other;
 }
 
-std::vector<Stmt> pipelined_body(const ForNode *n) {
-  auto q = n->body->as<SeqNode>();
-  if (!q)
-    return {};
-  std::vector<Stmt> stmts = q->stmts;
+namespace {
+
+/// The variables `body` assigns.
+std::set<const VarNode *> assigned_in(const Stmt &body) {
   std::set<const VarNode *> assigned;
-  for_each_node(n->body, nullptr, [&](const Stmt &x) {
+  for_each_node(body, nullptr, [&](const Stmt &x) {
     if (auto a = x->as<AssignNode>())
       assigned.insert(a->var.get());
   });
-  Substituter values;
+  return assigned;
+}
+
+/// `stmts` with their leading constant declarations (as pipelined_body says) taken out and
+/// substituted, into `values`.
+std::vector<Stmt> substitute_leading(std::vector<Stmt> stmts, const std::set<const VarNode *> &assigned,
+                                     Substituter &values) {
   size_t lead = 0;
   for (; lead < stmts.size(); ++lead) {
     auto d = stmts[lead]->as<DeclareNode>();
@@ -47,12 +52,41 @@ std::vector<Stmt> pipelined_body(const ForNode *n) {
       break;
     values.vars[d->var.get()] = values.mutate(d->init);
   }
-  if (lead > 0) {
-    stmts.erase(stmts.begin(), stmts.begin() + lead);
+  stmts.erase(stmts.begin(), stmts.begin() + long(lead));
+  if (!values.vars.empty())
     for (auto &x : stmts)
       x = values.mutate(x);
-  }
   return stmts;
+}
+
+std::vector<Stmt> stmts_of(const Stmt &s) {
+  if (auto q = s->as<SeqNode>())
+    return q->stmts;
+  return {s};
+}
+
+} // namespace
+
+std::vector<Stmt> pipelined_body(const ForNode *n) {
+  auto q = n->body->as<SeqNode>();
+  if (!q)
+    return {};
+  Substituter values;
+  return substitute_leading(q->stmts, assigned_in(n->body), values);
+}
+
+GuardedBody guarded_body(const ForNode *n) {
+  const std::set<const VarNode *> assigned = assigned_in(n->body);
+  Substituter values;
+  std::vector<Stmt> stmts = substitute_leading(stmts_of(n->body), assigned, values);
+  GuardedBody g;
+  auto i = stmts.size() == 1 ? stmts[0]->as<IfNode>() : nullptr;
+  if (!i || i->else_case || reads_any(i->cond, assigned))
+    return g;
+  g.guard = i->cond;
+  g.loc = stmts[0]->loc;
+  g.stmts = substitute_leading(stmts_of(i->then_case), assigned, values);
+  return g;
 }
 
 namespace {

@@ -29,6 +29,19 @@ bool reads_only_constant_tensors(const ir::Expr &e, bool views = false);
 /// assigns and no memory but read-only tensors and views of them.
 std::vector<ir::Stmt> pipelined_body(const ir::ForNode *n);
 
+/// A pipelined loop's body that is one `if` without `else` after its leading constant
+/// declarations (TileLang's block-sparse form: `if (Mask(qb, kb)) { copies; gemms }`): the
+/// condition (`guard`) and the statements under it, both with pipelined_body's
+/// substitutions (the if's own leading declarations too). `guard` is null where the body
+/// is not of that form or the condition reads a variable the body assigns.
+struct GuardedBody {
+  ir::Expr guard;
+  std::uint32_t loc = 0; // the if's
+
+  std::vector<ir::Stmt> stmts;
+};
+GuardedBody guarded_body(const ir::ForNode *n);
+
 /// Shared buffers that no pipelined loop may multi-buffer: those used outside pipelined
 /// loops, and those used by more than one (each loop would stage them on its own).
 /// `stages` > 0: every pipelined loop's stage count instead of its own (stages=).

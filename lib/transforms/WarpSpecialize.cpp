@@ -210,6 +210,17 @@ struct Roles {
   std::vector<bool> pair_shared;
   std::vector<Stmt> pair_prelude;
   std::int64_t shared_tx = 0, own_tx = 0;
+  /// A loop whose body is under a condition (LoopPlan::guard): the producer tests it, for
+  /// `kGuardBatch` iterations at a time, and puts each iteration it runs into its stage's
+  /// slot of `iterations` (shared, one an S), then after the last one an end (-1) into the
+  /// next stage, whose full barrier it arrives on without bytes; the consumers take the
+  /// iterations from the slots until the end. Both sides count the stages so taken, the
+  /// end's included (`taken`: the last tile's, which a persistent grid adds to `done`).
+  Expr guard;
+  std::uint32_t guard_loc = 0;
+  Buffer iterations;
+  Expr taken;
+  static constexpr int kGuardBatch = 8;
 
   Expr imm(std::int64_t v) const { return int_imm(v, it_type); }
   Expr iteration(const Expr &i) const { return cast(loop->var->type, add(loop->begin, mul(i, loop->step))); }
@@ -395,6 +406,8 @@ struct Roles {
         (void)d;
       }
     }
+    if (guard)
+      return guarded_producer(done, out);
     Var it = make_var("it", it_type);
     const Expr g_it = done ? add(done, Expr(it)) : Expr(it);
     const Expr stage = binary(BinaryOp::Mod, g_it, imm(S)), round = div(g_it, imm(S));
@@ -402,15 +415,61 @@ struct Roles {
     r.vars[loop->var.get()] = iteration(it);
     std::vector<Stmt> body;
     for (int g = 0; g < G; ++g) {
-      body.push_back(if_then_else(binary(BinaryOp::GE, g_it, imm(S)),
-                                  mbar(MbarrierOp::Wait, empty(g, stage),
-                                       binary(BinaryOp::Mod, add(round, imm(1)), imm(2)))));
+      body.push_back(wait_empty(g, g_it));
       body.push_back(mbar(MbarrierOp::ArriveExpectTx, full(g, stage), int_imm(tx_bytes[size_t(g)])));
       for (size_t c = 0; c < copies.size(); ++c)
         if (group_of(copies[c]) == g)
           loop_copies(c, stage, full(g, stage), r, body);
     }
     out.push_back(for_loop(it, imm(0), loop->extent, ForKind::Serial, seq(body)));
+    taken = binary(BinaryOp::Max, loop->extent, imm(0));
+    return out;
+  }
+  // The producer's wait for group g's stage of its q-th stage filled (past the first S).
+  Stmt wait_empty(int g, const Expr &q) const {
+    return if_then_else(binary(BinaryOp::GE, q, imm(S)),
+                        mbar(MbarrierOp::Wait, empty(g, binary(BinaryOp::Mod, q, imm(S))),
+                             binary(BinaryOp::Mod, add(div(q, imm(S)), imm(1)), imm(2))));
+  }
+  // The producer of a guarded loop (one barrier group: no overlap): the conditions of
+  // kGuardBatch iterations read at once (their loads in flight together), then each
+  // iteration whose condition holds into the next stage with its index, then the end.
+  std::vector<Stmt> guarded_producer(const Expr &done, std::vector<Stmt> &out) {
+    Var n = make_var("taken", it_type), chunk = make_var("chunk", it_type);
+    out.push_back(declare(n, imm(0)));
+    const Expr q = done ? add(done, Expr(n)) : Expr(n);
+    const Expr stage = binary(BinaryOp::Mod, q, imm(S));
+    std::vector<Stmt> batch;
+    std::vector<Var> holds;
+    for (int j = 0; j < kGuardBatch; ++j) {
+      const Expr i = add(mul(Expr(chunk), imm(kGuardBatch)), imm(j));
+      StageRewrite r = base;
+      r.vars[loop->var.get()] = iteration(i);
+      Var h = make_var("holds", ScalarType::Bool);
+      batch.push_back(declare(h, logical_and(lt(i, loop->extent), r.mutate(guard))));
+      holds.push_back(h);
+    }
+    for (int j = 0; j < kGuardBatch; ++j) {
+      const Expr i = add(mul(Expr(chunk), imm(kGuardBatch)), imm(j));
+      StageRewrite r = base;
+      r.vars[loop->var.get()] = iteration(i);
+      std::vector<Stmt> body = {wait_empty(0, q),
+                                std::make_shared<IterationSlotNode>(IterationSlotOp::Put, iterations,
+                                                                    cast(ScalarType::I32, stage),
+                                                                    cast(ScalarType::I32, i), nullptr),
+                                mbar(MbarrierOp::ArriveExpectTx, full(0, stage), int_imm(tx_bytes[0]))};
+      for (size_t c = 0; c < copies.size(); ++c)
+        loop_copies(c, stage, full(0, stage), r, body);
+      body.push_back(assign(n, add(Expr(n), imm(1))));
+      batch.push_back(if_then_else(holds[size_t(j)], seq(body)));
+    }
+    const Expr chunks = div(add(binary(BinaryOp::Max, loop->extent, imm(0)), imm(kGuardBatch - 1)), imm(kGuardBatch));
+    out.push_back(for_loop(chunk, imm(0), chunks, ForKind::Serial, seq(batch)));
+    out.push_back(wait_empty(0, q));
+    out.push_back(std::make_shared<IterationSlotNode>(IterationSlotOp::Put, iterations, cast(ScalarType::I32, stage),
+                                                      int_imm(-1), nullptr));
+    out.push_back(mbar(MbarrierOp::Arrive, full(0, stage), nullptr));
+    taken = add(Expr(n), imm(1));
     return out;
   }
 
@@ -502,15 +561,16 @@ struct Roles {
 
   // The consumers' loop body without the overlap: wait for the stage, the statements (with
   // the turns around the gemms where the warpgroups take them), hand the stage back.
-  void plain_body(const Expr &done, const Var &it, StageRewrite &work, std::vector<Stmt> &body) {
-    body.push_back(wait_full(done, 0, it));
+  void plain_body(const Expr &done, const Expr &it, StageRewrite &work, std::vector<Stmt> &body) {
+    if (!guard) // (a guarded loop's consumers waited to read the iteration)
+      body.push_back(wait_full(done, 0, it));
     if (turns) {
       const Stmt &first = consumers[turns->first];
       for (size_t i = 0; i < turns->first; ++i)
         body.push_back(work.mutate(consumers[i]));
       // (The first turn just before the first gemm: a barrier that the compiler places
       // before the loop must not fall inside it.)
-      body.push_back(if_then_else(binary(BinaryOp::EQ, Expr(it), imm(0)), turn(false, own_turn)));
+      body.push_back(if_then_else(binary(BinaryOp::EQ, it, imm(0)), turn(false, own_turn)));
       body.push_back(work.mutate(deferred_gemm(first)));
       body.push_back(turn(true, other_turn));
       body.push_back(gemm_wait(0, first));
@@ -657,6 +717,8 @@ struct Roles {
       }
     }
     Var it = make_var("it", it_type);
+    if (guard)
+      return guarded_consumers(done, n, it, out);
     StageRewrite work = base;
     work.stage = binary(BinaryOp::Mod, g_of(done, it), imm(S));
     Stmt peeled, drain; // (the overlap's first iteration and last gemm)
@@ -681,6 +743,38 @@ struct Roles {
     if (turns) // (the last turn handed on, where the loop took one)
       out.push_back(last_turn(k_.pair_dim >= 0 ? pair_n[2] : loop->extent));
     after_loop(n, out);
+    taken = binary(BinaryOp::Max, loop->extent, imm(0));
+    return out;
+  }
+  // The consumers of a guarded loop: the iterations the producer put into the stages, in
+  // turn, until the end (whose stage they hand back too).
+  std::vector<Stmt> guarded_consumers(const Expr &done, const Expr &n, const Var &it, std::vector<Stmt> &out) {
+    Var q = make_var("taken", it_type);
+    auto take = [&]() -> std::vector<Stmt> {
+      return {wait_full(done, 0, q),
+              std::make_shared<IterationSlotNode>(IterationSlotOp::Get, iterations,
+                                                  cast(ScalarType::I32, binary(BinaryOp::Mod, g_of(done, q), imm(S))),
+                                                  nullptr, it)};
+    };
+    out.push_back(declare(q, imm(0)));
+    out.push_back(declare(it, imm(0)));
+    for (const Stmt &x : take())
+      out.push_back(x);
+    StageRewrite work = base;
+    work.stage = binary(BinaryOp::Mod, g_of(done, q), imm(S));
+    std::vector<Stmt> body = {declare(loop->var, iteration(it))};
+    plain_body(done, q, work, body);
+    body.push_back(assign(q, add(Expr(q), imm(1))));
+    for (const Stmt &x : take())
+      body.push_back(x);
+    Stmt consumer = while_loop(binary(BinaryOp::GE, Expr(it), imm(0)), seq(body));
+    consumer->loc = loop->loc;
+    out.push_back(consumer);
+    out.push_back(hand_back(done, 0, q)); // (the end's stage)
+    if (turns)
+      out.push_back(last_turn(q));
+    after_loop(n, out);
+    taken = add(Expr(q), imm(1));
     return out;
   }
 
@@ -720,7 +814,7 @@ struct Roles {
     per.insert(per.end(), tile_prelude.begin(), tile_prelude.end());
     for (const Stmt &x : producer ? producer_tile(done, n) : consumer_tile(done, n))
       per.push_back(x);
-    per.push_back(assign(done, add(Expr(done), binary(BinaryOp::Max, loop->extent, imm(0)))));
+    per.push_back(assign(done, add(Expr(done), taken)));
     if (producer) {
       // The next tile, once the consumers have read the last one published.
       per.push_back(if_then_else(binary(BinaryOp::GT, n, int_imm(0)),
@@ -1392,6 +1486,9 @@ private:
     /// The loop's body as pipelined_body gives it (its declarations substituted: new
     /// statements), which `copies` point into.
     std::vector<Stmt> body;
+    /// The condition the body is under (null: none; at line guard_loc), which the producer tests.
+    Expr guard;
+    std::uint32_t guard_loc = 0;
     std::vector<BulkCopyPlan> copies;
     std::vector<Stmt> consumers;
     std::set<const BufferNode *> filled;
@@ -1448,11 +1545,26 @@ private:
     for_each_node(k_.body, nullptr, [&](const Stmt &s) { asserts |= s->as<AssertNode>() != nullptr; });
     if (asserts)
       return refuse_loop(loop, "the kernel has a device_assert, which ends a thread early");
-    if (!loop->body->as<SeqNode>())
-      return refuse_loop(loop, "its body does not start with copies from global into shared memory");
     std::set<const VarNode *> known;
     std::vector<Stmt> prelude;
     producer_reads(top, at, known, prelude);
+    // A body under one condition (TileLang's block-sparse loop): the producer tests it and
+    // hands the consumers only the iterations where it holds.
+    GuardedBody guarded = guarded_body(loop);
+    if (guarded.guard) {
+      std::set<const VarNode *> reads;
+      free_vars(guarded.guard, reads);
+      if (!reads_only_constant_tensors(guarded.guard))
+        return refuse_loop(loop, "its body is under a condition that reads memory other than read-only tensor "
+                                 "parameters (the producer tests it)");
+      for (const VarNode *v : reads)
+        if (v != loop->var.get() && !known.count(v))
+          return refuse_loop(loop, "its body is under a condition that reads '" + v->name +
+                                       "', which the kernel assigns, or which is not a parameter, a block index or a "
+                                       "constant declared before the loop (the producer tests it)");
+    } else if (!loop->body->as<SeqNode>()) {
+      return refuse_loop(loop, "its body does not start with copies from global into shared memory");
+    }
     const std::set<const StmtNode *> in_prelude = [&] {
       std::set<const StmtNode *> in;
       for (const Stmt &d : prelude)
@@ -1464,7 +1576,7 @@ private:
     // statements that the producer can make as well: into a tile no earlier statement of the
     // body touches, at offsets it computes (TileLang's backward copies lse and dO between
     // its gemms); the others stay with the consumers.
-    const std::vector<Stmt> stmts = pipelined_body(loop);
+    const std::vector<Stmt> stmts = guarded.guard ? guarded.stmts : pipelined_body(loop);
     std::vector<BulkCopyPlan> copies;
     std::vector<Stmt> consumers;
     std::set<const BufferNode *> filled;
@@ -1584,6 +1696,8 @@ private:
     plan.loop = loop;
     plan.stages = S;
     plan.body = stmts;
+    plan.guard = guarded.guard;
+    plan.guard_loc = guarded.loc;
     plan.copies = std::move(copies);
     plan.consumers = std::move(consumers);
     plan.filled = std::move(filled);
@@ -1962,6 +2076,11 @@ private:
                         std::to_string(r.NT * groups_) + " consumer threads" +
                         (occ.split ? " take " + std::to_string(occ.consumer_registers) + " registers each and" : "") +
                         " hand stages back through mbarriers"});
+    if (r.guard)
+      k_.remarks.push_back({r.guard_loc ? r.guard_loc : r.loop->loc,
+                            "the loop's condition is tested by the producer, " + std::to_string(Roles::kGuardBatch) +
+                                " iterations at a time: an iteration where it does not hold takes no stage, and the "
+                                "consumers take each iteration that runs from its stage"});
     k_.remarks.push_back({r.loop->loc, std::to_string(occ.blocks) +
                                          (occ.blocks == 1 ? " block an SM expected" : " blocks an SM expected") +
                                          (occ.why.empty() ? "" : " (" + occ.why + ")") + ": " +
@@ -2017,6 +2136,8 @@ private:
       return refuse("the grid is persistent");
     if (overlap)
       return refuse("the last gemm overlaps the next iteration");
+    if (plan.guard)
+      return refuse("the loop's body is under a condition, whose iterations the producer chooses");
     if (k_.cluster > 1)
       return refuse("the blocks are launched in clusters (multicast)");
     // (What the producer computes runs for both blocks of a pair, also for the second one past
@@ -2126,7 +2247,11 @@ private:
     // Whether the last gemm overlaps the next iteration (then its tiles, "late", may have
     // barriers of their own: group 1).
     std::string no_overlap;
-    const std::optional<OverlapPlan> overlap = plan_overlap(consumers, filled, S, no_overlap);
+    std::optional<OverlapPlan> overlap = plan_overlap(consumers, filled, S, no_overlap);
+    if (plan->guard && overlap) {
+      overlap.reset();
+      no_overlap = "the loop's body is under a condition, whose iterations the producer chooses";
+    }
 
     // The copies the producer makes before the loop (a persistent grid's prologue).
     std::vector<BulkCopyPlan> prologue = plan_prologue(top, at, *plan, persistent && !overlap);
@@ -2159,7 +2284,10 @@ private:
     r.prologue_map = prologue_map;
     // The tiles neighbouring blocks share (multicast), and the tests of that.
     std::vector<Stmt> shares_decls;
-    const std::string shared_names = share_tiles(r, top, at, persistent, shares_decls);
+    const std::string shared_names = share_tiles(r, top, at, persistent || plan->guard, shares_decls);
+    if (plan->guard && multicast_)
+      k_.remarks.push_back({loop->loc, "tiles not shared with the neighbouring block (multicast): the loop's body is "
+                                       "under a condition, whose iterations each block's producer chooses"});
     r.consumers = consumers;
     r.before = before;
     r.tile_prelude = tile_prelude;
@@ -2175,6 +2303,8 @@ private:
     const int G = r.G;
     // Paired blocks: each copy shared by both groups, or each group's own (2 S stages).
     const std::optional<PairPlan> pairs = plan_pairs(top, at, *plan, persistent, overlap.has_value(), !prologue.empty());
+    r.guard = plan->guard;
+    r.guard_loc = plan->guard_loc;
     if (pairs) {
       groups_ = 2;
       k_.pair_dim = pairs->dim;
@@ -2214,6 +2344,11 @@ private:
     if (pairs)
       k_.pair_common.insert(r.bars.get());
     staged_decls.push_back(decl_buffer(r.bars));
+    if (r.guard) {
+      r.iterations = make_buffer("iterations", Scope::Shared, ScalarType::I32, {S});
+      r.iterations->loc = loop->loc;
+      staged_decls.push_back(decl_buffer(r.iterations));
+    }
     if (persistent) {
       r.slot = make_buffer("next_tile", Scope::Shared, ScalarType::I32, {1});
       r.slot->loc = loop->loc;

@@ -482,6 +482,7 @@ void CEmitter::emit_register_budget(const RegisterBudgetNode *) { unlowered("a r
 void CEmitter::emit_bulk_store(const BulkStoreNode *) { unlowered("a bulk tensor store"); }
 void CEmitter::emit_bulk_store_sync(const BulkStoreSyncNode *) { unlowered("a bulk tensor store's commit or wait"); }
 void CEmitter::emit_tile_fetch(const TileFetchNode *) { unlowered("a persistent grid's tile fetch"); }
+void CEmitter::emit_iteration_slot(const IterationSlotNode *) { unlowered("a warp-specialized loop's iteration slot"); }
 void CEmitter::emit_named_barrier(const NamedBarrierNode *) { unlowered("a named barrier"); }
 
 void CEmitter::unlowered(const std::string &what) {
@@ -583,6 +584,8 @@ void CEmitter::stmt(const Stmt &s) {
     return emit_bulk_store_sync(s->as<BulkStoreSyncNode>());
   case StmtKind::TileFetch:
     return emit_tile_fetch(s->as<TileFetchNode>());
+  case StmtKind::IterationSlot:
+    return emit_iteration_slot(s->as<IterationSlotNode>());
   case StmtKind::NamedBarrier:
     return emit_named_barrier(s->as<NamedBarrierNode>());
   case StmtKind::AnnotateLayout:

@@ -142,6 +142,7 @@ protected:
   virtual void emit_bulk_store_sync(const ir::BulkStoreSyncNode *n);
   virtual void emit_register_budget(const ir::RegisterBudgetNode *n);
   virtual void emit_tile_fetch(const ir::TileFetchNode *n);
+  virtual void emit_iteration_slot(const ir::IterationSlotNode *n);
   virtual void emit_named_barrier(const ir::NamedBarrierNode *n);
   /// An #error line for IR the target cannot take (a pass is missing from its pipeline).
   void unlowered(const std::string &what);

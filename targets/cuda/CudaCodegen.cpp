@@ -251,6 +251,10 @@ private:
       break;
     }
   }
+  void emit_iteration_slot(const IterationSlotNode *n) override {
+    const std::string slot = buffer(n->slots) + "[" + expr(n->index) + "]";
+    line(n->op == IterationSlotOp::Put ? slot + " = " + expr(n->value) + ";" : var(n->var) + " = " + slot + ";");
+  }
   void emit_named_barrier(const NamedBarrierNode *n) override {
     line(std::string("tile_cuda::named_barrier_") + (n->arrive ? "arrive" : "sync") + "<" +
          std::to_string(n->threads) + ">(" + expr(n->id) + ");");
