@@ -134,6 +134,17 @@ struct OverlapPlan {
   std::string touched; // the last gemm's operands that `dep` touches, quoted, for the remark
 };
 
+/// A copy from a view of rows that the producer makes from the view's tensor (`copy`, at the
+/// view's origin): its tile, `rows` rows from the view's row `row0` (1: a tile of one row),
+/// gets the tensor's rows past the view's ends too, which the consumers zero in the stage
+/// (rows outside 0 .. count) before they read it.
+struct ViewZero {
+  Stmt copy;
+  Buffer dst;
+  Expr row0, count;
+  std::int64_t rows = 1;
+};
+
 /// One copy the producer runs: its tensor map and boxes.
 struct BulkCopyPlan {
   const CopyNode *copy;
@@ -218,6 +229,8 @@ struct Roles {
   /// end's included (`taken`: the last tile's, which a persistent grid adds to `done`).
   Expr guard;
   std::uint32_t guard_loc = 0;
+  /// The copies from views of rows (LoopPlan::view_zeros).
+  std::vector<ViewZero> view_zeros;
   Buffer iterations;
   Expr taken;
   static constexpr int kGuardBatch = 8;
@@ -564,6 +577,7 @@ struct Roles {
   void plain_body(const Expr &done, const Expr &it, StageRewrite &work, std::vector<Stmt> &body) {
     if (!guard) // (a guarded loop's consumers waited to read the iteration)
       body.push_back(wait_full(done, 0, it));
+    zero_outside_views(work, body);
     if (turns) {
       const Stmt &first = consumers[turns->first];
       for (size_t i = 0; i < turns->first; ++i)
@@ -587,6 +601,36 @@ struct Roles {
     // gemm runs, cost the GEMM example 6% at 8192^3 on an H100: a stage less of
     // prefetch; bench/NOTES.md session 29.)
     body.push_back(hand_back(done, 0, it));
+  }
+
+  // The rows of each tile copied from a view that lie outside it (the tensor's rows before or
+  // after the view's), zeroed in the stage where there are any, then fenced for the tensor
+  // cores and a barrier of the consumers. (The stage's rows the copy engine wrote are visible
+  // after the wait for its full barrier.)
+  void zero_outside_views(StageRewrite &work, std::vector<Stmt> &body) const {
+    for (const ViewZero &z : view_zeros) {
+      const BufferNode *d = z.dst.get();
+      const Expr row0 = cast(ScalarType::I64, z.row0), count = cast(ScalarType::I64, z.count),
+                 zero = int_imm(0, ScalarType::I64);
+      const Expr any = binary(BinaryOp::Or, lt(row0, zero),
+                              binary(BinaryOp::GT, add(row0, int_imm(z.rows, ScalarType::I64)), count));
+      std::vector<Var> idx;
+      std::vector<Expr> at;
+      for (int r = 0; r < d->rank(); ++r) {
+        idx.push_back(make_var(r == 0 ? "zi" : "zj", ScalarType::I32));
+        at.push_back(idx.back());
+      }
+      Stmt st = store(z.dst, at, cast(d->dtype, int_imm(0)));
+      if (z.rows > 1) {
+        const Expr row = add(row0, cast(ScalarType::I64, Expr(idx[0])));
+        st = if_then_else(binary(BinaryOp::Or, lt(row, zero), binary(BinaryOp::GE, row, count)), st);
+      }
+      for (int r = d->rank() - 1; r >= 0; --r)
+        st = for_loop(idx[size_t(r)], int_imm(0), int_imm(d->extent(r)), ForKind::Parallel, st);
+      Stmt zeroed = if_then_else(any, seq({st, std::make_shared<ProxyFenceNode>(), barrier()}));
+      zeroed->loc = loop->loc;
+      body.push_back(work.mutate(zeroed));
+    }
   }
 
   // The consumers' loop with the overlap: iteration 0 first (`peeled`): [before, first gemm,
@@ -850,6 +894,21 @@ public:
       if (f && f->for_kind == ForKind::Pipelined && stages_of(f) >= 2 && has_warpgroup_gemm(f->body))
         return specialize(top, i);
     }
+    // A loop at the top of an `if` at the top (`if (by * BM < Ae.size(0)) { ...; loop; ... }`:
+    // blocks with nothing to do), brought to the top where its condition is one the producer
+    // computes: the loop's count becomes 0 where it does not hold.
+    const Stmt body = k_.body;
+    for (size_t i = 0; i < top.size(); ++i) {
+      std::vector<Stmt> lifted;
+      size_t at = 0;
+      if (lift_from_if(top, i, lifted, at)) {
+        k_.body = seq(lifted);
+        if (specialize(lifted, at))
+          return true;
+        k_.body = body;
+        return false;
+      }
+    }
     // A loop with a warpgroup gemm nested deeper stays as it is.
     for_each_node(k_.body, nullptr, [&](const Stmt &s) {
       auto f = s->as<ForNode>();
@@ -872,6 +931,77 @@ private:
   bool remarked_ = false;
 
   int stages_of(const ForNode *f) const { return stages_ > 0 ? stages_ : f->stages; }
+
+  /// Whether top[i] is an `if` without `else` at the top of whose body is a pipelined loop
+  /// with a warpgroup gemm, whose condition reads only what the producer may read (then
+  /// `lifted` is `top` with that `if (c) { before; loop; after }` as `declarations; if (c)
+  /// { before }; loop with count c ? n : 0; if (c) { after }`, the loop at lifted[at]): the
+  /// buffers and the declarations that read no memory declared before the loop in the `if`
+  /// are declared before it instead. Where the `if` holds such a loop but cannot be lifted,
+  /// a remark says why.
+  bool lift_from_if(const std::vector<Stmt> &top, size_t i, std::vector<Stmt> &lifted, size_t &at) {
+    auto n = top[i]->as<IfNode>();
+    if (!n || n->else_case)
+      return false;
+    auto q = n->then_case->as<SeqNode>();
+    const std::vector<Stmt> inner = q ? q->stmts : std::vector<Stmt>{n->then_case};
+    size_t l = 0;
+    for (; l < inner.size(); ++l)
+      if (auto f = inner[l]->as<ForNode>();
+          f && f->for_kind == ForKind::Pipelined && stages_of(f) >= 2 && has_warpgroup_gemm(f->body))
+        break;
+    if (l == inner.size())
+      return false;
+    const ForNode *loop = inner[l]->as<ForNode>();
+    std::set<const VarNode *> known;
+    std::vector<Stmt> prelude;
+    producer_reads(top, i, known, prelude);
+    std::set<const VarNode *> reads;
+    free_vars(n->cond, reads);
+    for (const VarNode *v : reads)
+      if (!known.count(v)) {
+        not_specialized(loop, "it is inside an `if` whose condition reads '" + v->name +
+                                  "', which the kernel assigns, or which is not a parameter, a block index or a "
+                                  "constant declared before it (the producer computes the loop's count)");
+        return false;
+      }
+    if (!reads_only_constant_tensors(n->cond)) {
+      not_specialized(loop, "it is inside an `if` whose condition reads memory other than read-only tensor "
+                            "parameters (the producer computes the loop's count)");
+      return false;
+    }
+    std::vector<Stmt> hoisted, before;
+    for (size_t j = 0; j < l; ++j) {
+      if (inner[j]->as<DeclBufferNode>() ||
+          (inner[j]->as<DeclareNode>() && inner[j]->as<DeclareNode>()->init &&
+           !reads_memory(inner[j]->as<DeclareNode>()->init)))
+        hoisted.push_back(inner[j]);
+      else if (inner[j]->as<DeclareNode>()) {
+        not_specialized(loop, "it is inside an `if` that declares '" + inner[j]->as<DeclareNode>()->var->name +
+                                  "' before it from memory (declare it before the `if`)");
+        return false;
+      } else
+        before.push_back(inner[j]);
+    }
+    lifted.assign(top.begin(), top.begin() + long(i));
+    lifted.insert(lifted.end(), hoisted.begin(), hoisted.end());
+    auto guarded = [&](std::vector<Stmt> stmts) {
+      Stmt g = if_then_else(n->cond, seq(std::move(stmts)));
+      g->loc = top[i]->loc;
+      lifted.push_back(g);
+    };
+    if (!before.empty())
+      guarded(before);
+    Stmt f = for_loop(loop->var, loop->begin, select(n->cond, loop->extent, int_imm(0, loop->extent->type)),
+                      loop->for_kind, loop->body, loop->step, loop->stages);
+    f->loc = loop->loc;
+    at = lifted.size();
+    lifted.push_back(f);
+    if (l + 1 < inner.size())
+      guarded(std::vector<Stmt>(inner.begin() + long(l) + 1, inner.end()));
+    lifted.insert(lifted.end(), top.begin() + long(i) + 1, top.end());
+    return true;
+  }
 
   bool has_warpgroup_gemm(const Stmt &s) const {
     bool found = false;
@@ -971,6 +1101,41 @@ private:
       if (k_.params[i].tensor.get() == b)
         return int(i);
     return -1;
+  }
+
+  /// A copy from a view of rows of a tensor parameter, as a copy from the tensor at the
+  /// view's origin, and what the consumers zero of the tile it fills (the rows outside the
+  /// view: the tensor's own rows there); nullopt with `why` where it is not of that kind.
+  std::optional<ViewZero> view_zero(const CopyNode *c, std::string &why) const {
+    const BufferNode *v = c->src.buffer.get();
+    const BufferNode *d = c->dst.buffer.get();
+    const std::string name = "'" + d->name + "'";
+    if (v->view_of->view_of || param_of(v->view_of.get()) < 0)
+      return why = "the copy into " + name + " is from '" + v->name + "', a view of a view", std::nullopt;
+    for (size_t i = 1; i < v->origin.size(); ++i)
+      if (!is_const_int(v->origin[i], 0))
+        return why = "the copy into " + name + " is from '" + v->name + "', a view of other than rows", std::nullopt;
+    // Its rows: the tile's first dimension (a two-dimensional tile), or none (a tile of one row).
+    const auto &dims = c->src.tile_dims;
+    const bool rows = !dims.empty() && dims[0] == 0;
+    if ((rows && d->rank() != 2) || (!rows && d->rank() > 2))
+      return why = "the copy into " + name + " is from '" + v->name +
+                   "', a view of rows, into a tile whose rows are not the view's",
+             std::nullopt;
+    ViewZero z;
+    Region src = c->src;
+    src.buffer = v->view_of;
+    for (size_t i = 0; i < src.begin.size(); ++i)
+      if (i == 0)
+        src.begin[i] = add(cast(ScalarType::I64, src.begin[i]), cast(ScalarType::I64, v->origin[0]));
+    auto copy = std::make_shared<CopyNode>(src, c->dst);
+    copy->loc = c->loc;
+    z.copy = copy;
+    z.dst = c->dst.buffer;
+    z.row0 = c->src.begin[0];
+    z.rows = rows ? c->src.extent[0] : 1;
+    z.count = v->shape[0];
+    return z;
   }
 
   /// Whether copy `c` can be bulk tensor copies; `why` says why not. `staged`: its tile
@@ -1494,6 +1659,9 @@ private:
     std::set<const BufferNode *> filled;
     std::set<const VarNode *> known;
     std::vector<Stmt> prelude, before;
+    /// The copies from views of rows, made from their tensors (the rows outside the view zeroed
+    /// by the consumers).
+    std::vector<ViewZero> view_zeros;
   };
   std::optional<LoopPlan> refuse_loop(const StmtNode *loop, const std::string &why) {
     not_specialized(loop, why);
@@ -1598,19 +1766,33 @@ private:
             return true;
       return false;
     };
+    std::vector<Stmt> owned;
+    std::vector<ViewZero> view_zeros;
     for (auto &s : stmts) {
       auto c = s->as<CopyNode>();
+      // (A copy from a view: from its tensor at the view's origin, rows outside the view zeroed.)
+      std::optional<ViewZero> zero;
+      std::string view_why;
+      if (c && c->src.buffer->view_of && c->dst.buffer->scope == Scope::Shared) {
+        zero = view_zero(c, view_why);
+        if (zero) {
+          owned.push_back(zero->copy);
+          c = zero->copy->as<CopyNode>();
+        }
+      }
       if (c && c->src.buffer->scope == Scope::Global && c->dst.buffer->scope == Scope::Shared &&
           !filled.count(c->dst.buffer.get()) &&
           (consumers.empty() || (!touched_before(c->dst.buffer.get()) && producer_computes(c) &&
                                  c->src.buffer->read_only))) {
-        std::string why;
-        auto p = plan_copy(c, why, /*staged=*/true);
+        std::string why = view_why;
+        auto p = why.empty() ? plan_copy(c, why, /*staged=*/true) : std::nullopt;
         if (!p && consumers.empty())
           return refuse_loop(loop, why);
         if (p) {
           copies.push_back(*p);
           filled.insert(c->dst.buffer.get());
+          if (zero)
+            view_zeros.push_back(*zero);
           continue;
         }
       }
@@ -1696,6 +1878,8 @@ private:
     plan.loop = loop;
     plan.stages = S;
     plan.body = stmts;
+    plan.body.insert(plan.body.end(), owned.begin(), owned.end());
+    plan.view_zeros = std::move(view_zeros);
     plan.guard = guarded.guard;
     plan.guard_loc = guarded.loc;
     plan.copies = std::move(copies);
@@ -1791,6 +1975,8 @@ private:
             (NT == t_.warpgroup_threads() ? " consumer warpgroup" : " consumer warpgroups") + " (it takes two)";
     else if (overlap)
       why = "the last gemm overlaps the next iteration";
+    else if (!plan.view_zeros.empty())
+      why = "a copy reads a view of rows, whose tiles the consumers complete behind a barrier of them all";
     else if (gemms.size() != 2 || nested)
       why = "the loop's body has " +
             std::string(nested ? "a gemm inside another statement" : std::to_string(gemms.size()) + " wgmma gemms") +
@@ -2138,6 +2324,8 @@ private:
       return refuse("the last gemm overlaps the next iteration");
     if (plan.guard)
       return refuse("the loop's body is under a condition, whose iterations the producer chooses");
+    if (!plan.view_zeros.empty())
+      return refuse("a copy reads a view of rows, whose tiles the consumers complete");
     if (k_.cluster > 1)
       return refuse("the blocks are launched in clusters (multicast)");
     // (What the producer computes runs for both blocks of a pair, also for the second one past
@@ -2252,6 +2440,10 @@ private:
       overlap.reset();
       no_overlap = "the loop's body is under a condition, whose iterations the producer chooses";
     }
+    if (!plan->view_zeros.empty() && overlap) {
+      overlap.reset();
+      no_overlap = "a copy reads a view of rows, whose tiles the consumers complete";
+    }
 
     // The copies the producer makes before the loop (a persistent grid's prologue).
     std::vector<BulkCopyPlan> prologue = plan_prologue(top, at, *plan, persistent && !overlap);
@@ -2284,7 +2476,11 @@ private:
     r.prologue_map = prologue_map;
     // The tiles neighbouring blocks share (multicast), and the tests of that.
     std::vector<Stmt> shares_decls;
-    const std::string shared_names = share_tiles(r, top, at, persistent || plan->guard, shares_decls);
+    const std::string shared_names =
+        share_tiles(r, top, at, persistent || plan->guard || !plan->view_zeros.empty(), shares_decls);
+    if (!plan->view_zeros.empty() && multicast_)
+      k_.remarks.push_back({loop->loc, "tiles not shared with the neighbouring block (multicast): a copy reads a view "
+                                       "of rows, whose tiles each block's consumers complete"});
     if (plan->guard && multicast_)
       k_.remarks.push_back({loop->loc, "tiles not shared with the neighbouring block (multicast): the loop's body is "
                                        "under a condition, whose iterations each block's producer chooses"});
@@ -2305,6 +2501,7 @@ private:
     const std::optional<PairPlan> pairs = plan_pairs(top, at, *plan, persistent, overlap.has_value(), !prologue.empty());
     r.guard = plan->guard;
     r.guard_loc = plan->guard_loc;
+    r.view_zeros = plan->view_zeros;
     if (pairs) {
       groups_ = 2;
       k_.pair_dim = pairs->dim;
