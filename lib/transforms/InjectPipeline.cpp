@@ -59,8 +59,16 @@ private:
     if (n->for_kind != ForKind::Pipelined || n->stages < 2)
       return IRMutator::mutate_For(self, n);
     const int S = n->stages;
-    // (A body of one statement, such as TileLang's block-sparse `if (mask) { ... }`, says why too.)
-    const std::vector<Stmt> stmts = n->body->as<SeqNode>() ? pipelined_body(n) : std::vector<Stmt>{n->body};
+    // A body under one condition that reads only read-only tensors and values the loop does
+    // not change (TileLang's block-sparse `if (Mask(qb, kb)) { ... }`): each iteration's
+    // copies are made ahead where its condition holds, its statements run where it holds.
+    // (Any other body of one statement says why it is not pipelined.)
+    GuardedBody guarded = guarded_body(n);
+    if (guarded.guard && !reads_only_constant_tensors(guarded.guard, /*views=*/true))
+      guarded = {};
+    const std::vector<Stmt> stmts = guarded.guard            ? guarded.stmts
+                                    : n->body->as<SeqNode>() ? pipelined_body(n)
+                                                             : std::vector<Stmt>{n->body};
     std::vector<Stmt> producers, consumers;
     std::set<const BufferNode *> filled;
     for (auto &s : stmts) {
@@ -109,7 +117,8 @@ private:
       std::vector<Stmt> out;
       for (auto &p : producers)
         out.push_back(r.mutate(p));
-      return std::make_shared<AsyncNode>(seq(out), ahead, stages);
+      Stmt async = std::make_shared<AsyncNode>(seq(out), ahead, stages);
+      return guarded.guard ? if_then_else(r.mutate(guarded.guard), async) : async;
     };
     // A first consumer that is an asynchronous gemm (wgmma: the target runs it while the
     // thread goes on) goes before the copies, so that they are issued while it runs
@@ -118,7 +127,7 @@ private:
     // read stays unwritten for one iteration more: lower-mma then lets each gemm run
     // into the next iteration (its wait keeps one in flight).
     size_t first = 0;
-    if (!consumers.empty())
+    if (!consumers.empty() && !guarded.guard)
       if (auto g = consumers.front()->as<GemmNode>(); g && k_.warpgroup_gemm(*g))
         first = 1;
     const int D = first == 1 && consumers.size() == 1 && S >= 4 ? S - 2 : S - 1; // iterations ahead
@@ -129,7 +138,8 @@ private:
       k_.remarks.push_back({n->loc, "pipelined loop: " + std::to_string(S) + " stages, the copies into " + names +
                                         " run " + std::to_string(D) + (D == 1 ? " iteration" : " iterations") +
                                         " ahead" +
-                                        (first ? std::string(", issued while the first gemm runs (wgmma)") : "")});
+                                        (first ? std::string(", issued while the first gemm runs (wgmma)") : "") +
+                                        (guarded.guard ? std::string(", for the iterations whose condition holds") : "")});
     }
     // Prologue: the first D iterations' copies.
     Var s = make_var("stage", extent->type);
@@ -151,8 +161,13 @@ private:
     Expr ahead = add(it, int_imm(D, extent->type));
     body.push_back(if_then_else(lt(ahead, extent), produce(ahead, D, S)));
     body.push_back(std::make_shared<AsyncCommitNode>());
+    std::vector<Stmt> work_of_it;
     for (size_t i = first; i < consumers.size(); ++i)
-      body.push_back(work.mutate(mutate(consumers[i])));
+      work_of_it.push_back(work.mutate(mutate(consumers[i])));
+    if (guarded.guard)
+      body.push_back(if_then_else(guarded.guard, seq(work_of_it)));
+    else
+      body.insert(body.end(), work_of_it.begin(), work_of_it.end());
     Stmt loop = for_loop(it, int_imm(0, extent->type), extent, ForKind::Serial, seq(body));
     return seq({prologue, loop, std::make_shared<AsyncWaitNode>(0)});
   }

@@ -18,7 +18,7 @@
 // REMARK: inject-pipeline.cpp:{{[0-9]+}}:{{[0-9]+}}: remark: [cuda:sm_80] pipelined loop runs without prefetching: its body does not start with copies from global into shared memory
 // REMARK: inject-pipeline.cpp:[[# @LINE + 160]]:{{[0-9]+}}: remark: [cuda:sm_80] pipelined loop: 3 stages, the copies into 's' run 2 iterations ahead
 // REMARK: inject-pipeline.cpp:[[# @LINE + 174]]:{{[0-9]+}}: remark: [cuda:sm_80] pipelined loop runs without prefetching: its body does not start with copies from global into shared memory
-// REMARK: inject-pipeline.cpp:[[# @LINE + 185]]:{{[0-9]+}}: remark: [cuda:sm_80] pipelined loop runs without prefetching: its body does not start with copies from global into shared memory
+// REMARK: inject-pipeline.cpp:[[# @LINE + 202]]:{{[0-9]+}}: remark: [cuda:sm_80] pipelined loop: 3 stages, the copies into 's' run 2 iterations ahead, for the iterations whose condition holds
 // REMARK-NOT: prefetching
 // FOUR-LABEL: kernel mm(
 // FOUR: shared As: bf16[4, 64, 32] rows of 40
@@ -198,8 +198,25 @@ namespace T = tile;
   }
 }
 
-// A body that is one statement, TileLang's block-sparse `if (mask) { copy; ... }`, is not
-// pipelined either, and says so.
+// A body under one condition on a read-only tensor, TileLang's block-sparse
+// `if (mask) { copy; ... }`: an iteration's copies are made ahead where its condition holds
+// (a group committed either way), its statements run where it holds.
+// CHECK-LABEL: kernel guarded(
+// CHECK: for stage in serial(0, 2) {
+// CHECK-NEXT: if (stage < i32(Mask.size(0))) {
+// CHECK-NEXT: if (Mask[stage] != 0) {
+// CHECK-NEXT: async {
+// CHECK: async_commit()
+// CHECK: for it in serial(0, i32(Mask.size(0))) {
+// CHECK-NEXT: var k: i32 = it
+// CHECK-NEXT: async_wait(1)
+// CHECK-NEXT: barrier()
+// CHECK-NEXT: if (it + 2 < i32(Mask.size(0))) {
+// CHECK-NEXT: if (Mask[it + 2] != 0) {
+// CHECK-NEXT: async(ahead 2 of 3) {
+// CHECK: async_commit()
+// CHECK-NEXT: if (Mask[k] != 0) {
+// CHECK: Y[k * 8 + {{.*}}] = s[it % 3,
 [[tile::kernel]] void guarded(T::tensor<const float, 2> X, T::tensor<const int, 1> Mask, T::tensor<float, 2> Y) {
   auto [bx] = T::grid(1);
   T::shared<float, 8, 32> s;
