@@ -17,13 +17,13 @@
 
 namespace T = tile;
 
-template <int D, bool CAUSAL, int BM = 64, int BN = 64, int STAGES = 2>
+template <int D, bool CAUSAL, int BM = 64, int BN = 64, int STAGES = 2, int NT = BM * 2>
 [[tile::kernel]] void varlen_attention(T::tensor<const T::bf16, 3> Q, T::tensor<const T::bf16, 3> K,
                                        T::tensor<const T::bf16, 3> V, T::tensor<const int, 1> CuSeqlens,
                                        T::tensor<T::bf16, 3> O, int max_len, float scale) {
   const int H = Q.size(1), HKV = K.size(1);
   T::expect(scale > 0, "varlen_attention needs a positive scale");
-  auto [qb, h, b] = T::grid(T::ceildiv(max_len, BM), H, CuSeqlens.size(0) - 1);
+  auto [qb, h, b] = T::grid(T::ceildiv(max_len, BM), H, CuSeqlens.size(0) - 1, T::threads(NT));
   const int first = CuSeqlens(b), last = CuSeqlens(b + 1);
   auto Qb = Q.rows(first, last);
   auto Kb = K.rows(first, last);
@@ -100,6 +100,14 @@ int run_case(int batch, int H, int HKV, int max_len, bool bench = false) {
   auto Od = example::device_array<T::bf16, 3>({tokens, H, D});
   const float scale = 1.0f / std::sqrt(float(D));
   const double ms = example::time_ms([&] { varlen_attention<D, CAUSAL>(Qd, Kd, Vd, Cu, Od, max_len, scale); });
+  // In bench mode, also with 128 queries a block on two consumer warpgroups.
+  auto Od2 = example::device_array<T::bf16, 3>({bench ? tokens : 1, H, D});
+  const double ms2 = bench ? example::time_ms([&] {
+    varlen_attention<D, CAUSAL, 128, 64, 2>(Qd, Kd, Vd, Cu, Od2, max_len, scale);
+  })
+                           : 0.0;
+  const std::vector<T::bf16> o2 = bench ? Od2.to_vector() : std::vector<T::bf16>();
+  std::vector<T::bf16> got2;
 
   // The rows checked: all, or in bench mode every 61st token of the first and last head.
   std::vector<double> ref;
@@ -131,10 +139,17 @@ int run_case(int batch, int H, int HKV, int max_len, bool bench = false) {
         ref.insert(ref.end(), row.begin(), row.end());
         const auto at = o.begin() + std::ptrdiff_t((std::size_t(first + i) * H + h) * D);
         got.insert(got.end(), at, at + D);
+        if (bench) {
+          const auto at2 = o2.begin() + std::ptrdiff_t((std::size_t(first + i) * H + h) * D);
+          got2.insert(got2.end(), at2, at2 + D);
+        }
       }
     }
   const double err = example::rel_error(ref, got);
   example::bench_line(CAUSAL ? "attn_varlen_causal_bf16" : "attn_varlen_bf16", shape, ms, flop, "tflops", err);
+  if (bench)
+    example::bench_line(CAUSAL ? "attn_varlen_causal_bm128_bf16" : "attn_varlen_bm128_bf16", shape, ms2, flop,
+                        "tflops", example::rel_error(ref, got2));
   return example::report("varlen_attention", shape, ms, err, 2e-2);
 }
 

@@ -446,6 +446,16 @@ Stmt IRMutator::mutate_Mma(const Stmt &self, const MmaNode *n) {
 
 // ---------------------------------------------------------------------------------------
 
+const VarNode *assigned_var(const StmtNode *s) {
+  if (auto a = s->as<AssignNode>())
+    return a->var.get();
+  if (auto f = s->as<TileFetchNode>())
+    return f->tile.get();
+  if (auto g = s->as<IterationSlotNode>(); g && g->op == IterationSlotOp::Get)
+    return g->var.get();
+  return nullptr;
+}
+
 bool reads_any(const Expr &e, const std::set<const VarNode *> &vars) {
   class Finder : public IRVisitor {
   public:

@@ -53,6 +53,10 @@ protected:
   Expr mutate_Var(const Expr &self, const VarNode *n) override;
 };
 
+/// The variable statement `s` itself sets, other than by declaring it: an assignment's, a
+/// persistent grid's tile fetch's, an iteration slot's read; null for every other statement.
+const VarNode *assigned_var(const StmtNode *s);
+
 /// Whether `e` reads any of `vars`.
 bool reads_any(const Expr &e, const std::set<const VarNode *> &vars);
 

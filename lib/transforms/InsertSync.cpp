@@ -16,8 +16,8 @@ public:
     // Variables the kernel assigns to are not trusted to keep their value between two
     // accesses, even loop variables.
     for_each_node(k.body, nullptr, [&](const Stmt &s) {
-      if (auto a = s->as<AssignNode>())
-        assigned_.insert(a->var.get());
+      if (const VarNode *v = assigned_var(s.get()))
+        assigned_.insert(v);
     });
   }
 

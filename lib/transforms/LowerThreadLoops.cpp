@@ -23,8 +23,7 @@ void add_terms(const Expr &e, std::vector<Expr> &out) {
 bool assigns(const Stmt &s, const VarNode *v) {
   bool found = false;
   for_each_node(s, nullptr, [&](const Stmt &x) {
-    if (auto a = x->as<AssignNode>())
-      found |= a->var.get() == v;
+    found |= assigned_var(x.get()) == v;
   });
   return found;
 }

@@ -101,8 +101,8 @@ public:
         nonneg_.insert(b.get());
     for_each_node(
         k.body, nullptr, [&](const Stmt &s) {
-          if (auto a = s->as<AssignNode>())
-            assigned_.insert(a->var.get());
+          if (const VarNode *v = assigned_var(s.get()))
+            assigned_.insert(v);
         });
   }
 

@@ -34,8 +34,8 @@ namespace {
 std::set<const VarNode *> assigned_in(const Stmt &body) {
   std::set<const VarNode *> assigned;
   for_each_node(body, nullptr, [&](const Stmt &x) {
-    if (auto a = x->as<AssignNode>())
-      assigned.insert(a->var.get());
+    if (const VarNode *v = assigned_var(x.get()))
+      assigned.insert(v);
   });
   return assigned;
 }

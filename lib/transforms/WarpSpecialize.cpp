@@ -180,6 +180,14 @@ struct BulkStorePlan {
   /// the first statement after the loop that touches it.
   bool own = false;
   const StmtNode *first_use = nullptr;
+  /// Into a view of rows: the view's first row in its tensor (added to the tile's first row)
+  /// and the run-time test that the whole tile lies in the view (else the consumer threads
+  /// store it as written). Null for a tensor parameter.
+  Expr row_shift, in_view;
+  /// The statement at the top of the kernel's body that holds the copy: the copy, or an `if`
+  /// without `else` whose body it is (then stored where the condition holds).
+  const StmtNode *stmt = nullptr;
+  const IfNode *under = nullptr;
 };
 
 /// The roles of one warp-specialized loop, built from its plans (Specializer::specialize):
@@ -534,6 +542,8 @@ struct Roles {
       std::vector<Expr> coords;
       for (size_t d = 0; d < dst.begin.size(); ++d) {
         Expr c0 = dst.begin[d];
+        if (d == 0 && p.row_shift)
+          c0 = add(cast(ScalarType::I64, c0), cast(ScalarType::I64, p.row_shift));
         if (int(d) == dst.tile_dims[1])
           c0 = add(c0, int_imm(j * p.box_cols, c0->type));
         coords.push_back(cast(ScalarType::I32, c0));
@@ -731,17 +741,25 @@ struct Roles {
         if (n && p.first_use == t->get())
           for (const Stmt &x : store_wait(p))
             out.push_back(x);
-      auto st = std::find_if(stores.begin(), stores.end(),
-                             [&](const BulkStorePlan &p) { return p.copy == (*t)->as<CopyNode>(); });
+      auto st = std::find_if(stores.begin(), stores.end(), [&](const BulkStorePlan &p) { return p.stmt == t->get(); });
       if (st == stores.end()) {
         out.push_back(*t);
         continue;
       }
-      // (Where the launch could not encode the output's map: the copy as it was.)
-      const Expr have_map = binary(BinaryOp::EQ,
-                                   binary(BinaryOp::BitAnd, Expr(k_.maps_missing), int_imm(std::int64_t(1) << st->map)),
-                                   int_imm(0));
-      out.push_back(if_then_else(have_map, seq(bulk_store(*st)), *t));
+      // (Where the launch could not encode the output's map, or the tile reaches past the
+      // view it is stored into: the copy as it was.)
+      Expr have_map = binary(BinaryOp::EQ,
+                             binary(BinaryOp::BitAnd, Expr(k_.maps_missing), int_imm(std::int64_t(1) << st->map)),
+                             int_imm(0));
+      if (st->in_view)
+        have_map = logical_and(have_map, st->in_view);
+      const Stmt copy = st->under ? st->under->then_case : *t;
+      Stmt stored = if_then_else(have_map, seq(bulk_store(*st)), copy);
+      if (st->under) {
+        stored = if_then_else(st->under->cond, stored);
+        stored->loc = (*t)->loc;
+      }
+      out.push_back(stored);
     }
     if (give_back && read_after)
       out.push_back(give_back);
@@ -970,15 +988,23 @@ private:
                             "parameters (the producer computes the loop's count)");
       return false;
     }
+    // (A declaration moved before the `if` must have the value it had there: it reads no
+    // memory and no variable the kernel assigns.)
+    std::set<const VarNode *> assigned;
+    for_each_node(k_.body, nullptr, [&](const Stmt &x) {
+      if (const VarNode *v = assigned_var(x.get()))
+        assigned.insert(v);
+    });
     std::vector<Stmt> hoisted, before;
     for (size_t j = 0; j < l; ++j) {
-      if (inner[j]->as<DeclBufferNode>() ||
-          (inner[j]->as<DeclareNode>() && inner[j]->as<DeclareNode>()->init &&
-           !reads_memory(inner[j]->as<DeclareNode>()->init)))
+      auto d = inner[j]->as<DeclareNode>();
+      if (inner[j]->as<DeclBufferNode>() || (d && d->init && !reads_memory(d->init) && !reads_any(d->init, assigned) &&
+                                             !assigned.count(d->var.get())))
         hoisted.push_back(inner[j]);
-      else if (inner[j]->as<DeclareNode>()) {
-        not_specialized(loop, "it is inside an `if` that declares '" + inner[j]->as<DeclareNode>()->var->name +
-                                  "' before it from memory (declare it before the `if`)");
+      else if (d) {
+        not_specialized(loop, "it is inside an `if` that declares '" + d->var->name +
+                                  "' before it from memory or from a variable the kernel assigns (declare it before "
+                                  "the `if`)");
         return false;
       } else
         before.push_back(inner[j]);
@@ -1238,6 +1264,21 @@ private:
     const Region &src = c->src, &dst = c->dst;
     const BufferNode *t = dst.buffer.get();
     BulkStorePlan p{c};
+    if (t->view_of) { // (a view of rows: the tensor's rows from the view's first)
+      if (t->view_of->view_of)
+        return why = "it writes a view of a view", std::nullopt;
+      for (size_t i = 1; i < t->origin.size(); ++i)
+        if (!is_const_int(t->origin[i], 0))
+          return why = "it writes a view of other than rows", std::nullopt;
+      if (dst.tile_dims.empty() || dst.tile_dims[0] != 0)
+        return why = "it writes a view of rows, along which its tile does not run", std::nullopt;
+      const Expr row0 = cast(ScalarType::I64, dst.begin[0]), zero = int_imm(0, ScalarType::I64);
+      p.row_shift = t->origin[0];
+      p.in_view = logical_and(binary(BinaryOp::GE, row0, zero),
+                              binary(BinaryOp::LE, add(row0, int_imm(dst.extent[0], ScalarType::I64)),
+                                     cast(ScalarType::I64, t->shape[0])));
+      t = t->view_of.get();
+    }
     p.param = param_of(t);
     p.own = src.buffer->scope == Scope::Shared;
     if (p.param < 0 || (!p.own && !k_.layouts.count(src.buffer.get())))
@@ -1676,8 +1717,8 @@ private:
                       std::vector<Stmt> &prelude) const {
     std::set<const VarNode *> assigned;
     for_each_node(k_.body, nullptr, [&](const Stmt &x) {
-      if (auto a = x->as<AssignNode>())
-        assigned.insert(a->var.get());
+      if (const VarNode *v = assigned_var(x.get()))
+        assigned.insert(v);
     });
     for (auto &p : k_.params)
       if (p.scalar)
@@ -2139,14 +2180,37 @@ private:
     const std::map<const BufferNode *, SharedLayout> laid_out_before = k_.shared_layouts;
     for (auto t = top.begin() + long(at) + 1; t != top.end(); ++t) {
       auto c = (*t)->as<CopyNode>();
+      // (A copy that is the body of an `if` on what the producer may compute: where it holds.)
+      const IfNode *under = nullptr;
+      if (auto i = (*t)->as<IfNode>(); !c && i && !i->else_case) {
+        auto q = i->then_case->as<SeqNode>();
+        const Stmt only = q ? (q->stmts.size() == 1 ? q->stmts[0] : nullptr) : i->then_case;
+        std::set<const VarNode *> reads;
+        free_vars(i->cond, reads);
+        const bool uniform =
+            reads_only_constant_tensors(i->cond) &&
+            std::all_of(reads.begin(), reads.end(), [&](const VarNode *v) { return plan.known.count(v) > 0; });
+        if (only && only->as<CopyNode>() && uniform) {
+          c = only->as<CopyNode>();
+          under = i;
+        }
+      }
       if (!c || (c->src.buffer->scope != Scope::Fragment && c->src.buffer->scope != Scope::Shared) ||
           c->dst.buffer->scope != Scope::Global)
         continue;
       const std::string name = "'" + c->dst.buffer->name + "'";
       std::string why;
       std::optional<BulkStorePlan> p = plan_store(c, why);
+      if (p && p->own && under) {
+        why = "it copies a shared tile of the kernel's own under a condition";
+        p.reset();
+      }
       if (p && p->own && !own_tile(top, at, t, *p, why, bulk_store_))
         p.reset();
+      if (p) {
+        p->stmt = t->get();
+        p->under = under;
+      }
       if (!bulk_store_) {
         if (p)
           k_.remarks.push_back({c->loc, "copy into " + name + " stored by the consumer threads: "
@@ -2212,7 +2276,7 @@ private:
       }
       used = after;
       p->tile = tile;
-      p->first_use = c;
+      p->first_use = t->get();
       p->map = optional_map(p->param, c->dst, p->rows, p->box_cols);
       staged_decls.push_back(decl_buffer(tile));
       stores.push_back(*p);
@@ -2436,11 +2500,11 @@ private:
     // barriers of their own: group 1).
     std::string no_overlap;
     std::optional<OverlapPlan> overlap = plan_overlap(consumers, filled, S, no_overlap);
-    if (plan->guard && overlap) {
+    if (plan->guard && (overlap || !no_overlap.empty())) {
       overlap.reset();
       no_overlap = "the loop's body is under a condition, whose iterations the producer chooses";
     }
-    if (!plan->view_zeros.empty() && overlap) {
+    if (!plan->view_zeros.empty() && (overlap || !no_overlap.empty())) {
       overlap.reset();
       no_overlap = "a copy reads a view of rows, whose tiles the consumers complete";
     }

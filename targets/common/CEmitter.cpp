@@ -78,8 +78,8 @@ Assignments assignments_of(const Stmt &s) {
   for_each_node(s, nullptr, [&](const Stmt &n) {
     if (auto d = n->as<DeclareNode>())
       a.declared.insert(d->var.get());
-    else if (auto x = n->as<AssignNode>())
-      a.assigned.insert(x->var.get());
+    else if (const VarNode *v = assigned_var(n.get()))
+      a.assigned.insert(v);
   });
   return a;
 }

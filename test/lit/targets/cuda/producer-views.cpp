@@ -9,10 +9,10 @@
 // RUN: rm -rf %t && mkdir %t
 // RUN: %tile-cxx -fplugin-arg-tile-multicast=on -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a \
 // RUN:   -fplugin-arg-tile-remarks %s 2>&1 | FileCheck %s --check-prefix=REMARKS
-// REMARKS-DAG: producer-views.cpp:[[# @LINE + 43]]:5: remark: [cuda:sm_90a] pipelined loop: 3 stages, the copies into 'As', 'Bs' are bulk tensor copies
-// REMARKS-DAG: producer-views.cpp:[[# @LINE + 42]]:5: remark: [cuda:sm_90a] tiles not shared with the neighbouring block (multicast): a copy reads a view of rows, whose tiles each block's consumers complete
-// REMARKS-DAG: producer-views.cpp:[[# @LINE + 59]]:3: remark: [cuda:sm_90a] pipelined loop not warp-specialized: the copy into 'As' is from 'Av', a view of a view
-// REMARKS-DAG: producer-views.cpp:[[# @LINE + 76]]:5: remark: [cuda:sm_90a] pipelined loop not warp-specialized: it is inside an `if` whose condition reads 'n', which the kernel assigns
+// REMARKS-DAG: producer-views.cpp:[[# @LINE + 44]]:5: remark: [cuda:sm_90a] pipelined loop: 3 stages, the copies into 'As', 'Bs' are bulk tensor copies
+// REMARKS-DAG: producer-views.cpp:[[# @LINE + 43]]:5: remark: [cuda:sm_90a] tiles not shared with the neighbouring block (multicast): a copy reads a view of rows, whose tiles each block's consumers complete
+// REMARKS-DAG: producer-views.cpp:[[# @LINE + 60]]:3: remark: [cuda:sm_90a] pipelined loop not warp-specialized: the copy into 'As' is from 'Av', a view of a view
+// REMARKS-DAG: producer-views.cpp:[[# @LINE + 77]]:5: remark: [cuda:sm_90a] pipelined loop not warp-specialized: it is inside an `if` whose condition reads 'n', which the kernel assigns
 // RUN: %tile-cxx -fplugin-arg-tile-pair-blocks=off -fplugin-arg-tile-bulk-store=off -fsyntax-only \
 // RUN:   -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-print-after=warp-specialize %s 2>&1 | FileCheck %s
 // CHECK-LABEL: kernel grouped(
@@ -33,6 +33,7 @@
 // CHECK-NEXT: barrier()
 // CHECK: if (i64(by * 128) < A_count) {
 // CHECK-NEXT: copy(acc, Ce[
+// REMARKS-DAG: producer-views.cpp:[[# @LINE + 78]]:5: remark: [cuda:sm_90a] pipelined loop not warp-specialized: it is inside an `if` that declares 'shift' before it from memory or from a variable the kernel assigns (declare it before the `if`)
 // REQUIRES: nvcc
 // RUN: %tile-cxx -c -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-cache=%t/cache \
 // RUN:   -fplugin-arg-tile-emit-source=%t %s -o %t/a.o
@@ -94,5 +95,29 @@ namespace T = tile;
       T::gemm(As, Bs, acc);
     }
     T::copy(acc, C.at(by * 128, bx * 128));
+  }
+}
+
+// A declaration in the `if` before the loop that reads a variable the `if` assigns first
+// cannot move before the `if`.
+[[tile::kernel]] void assigned_before(T::tensor<const T::bf16, 2> A, T::tensor<const T::bf16, 2> B,
+                                      T::tensor<float, 2> C, int n) {
+  auto [bx, by] = T::grid(T::ceildiv(B.size(1), 128), T::ceildiv(A.size(0), 64));
+  T::shared<T::bf16, 64, 64> As;
+  T::shared<T::bf16, 64, 128> Bs;
+  T::fragment<float, 64, 128> acc;
+  int off = 1;
+  if (by * 64 < n) {
+    off = 7;
+    const int shift = off * 2;
+    T::clear(acc);
+    for (int k : T::pipelined(T::ceildiv(A.size(1), 64), T::stages(3))) {
+      T::copy(A.at(by * 64, k * 64), As);
+      T::copy(B.at(k * 64, bx * 128), Bs);
+      T::gemm(As, Bs, acc);
+    }
+    for (auto [i, j] : T::parallel(64, 128))
+      acc(i, j) = acc(i, j) + float(shift);
+    T::copy(acc, C.at(by * 64, bx * 128));
   }
 }
