@@ -105,7 +105,8 @@ protected:
         });
         out.push_back(mutate(n->stmts[++i]));
       }
-      const bool lag = loop_body && i + 1 == n->stmts.size() && slack >= 1;
+      // (Not a gemm whose a is in registers: its next iteration packs them again.)
+      const bool lag = loop_body && i + 1 == n->stmts.size() && slack >= 1 && gemm_registers_.size() == 1;
       // A lagging wait leaves this gemm running: its registers are pinned by the wait for
       // all after the loop, not here (pinned here, nvcc would recompute a's registers each
       // iteration while the gemm still reads them).
@@ -494,9 +495,15 @@ protected:
                                "': a first operand in registers whose layout is not wgmma's A of this gemm");
       // Packed into 32-bit registers before the fence: written inside the fence's window,
       // they would make ptxas fence each instruction again (C7519).
+      // They are declared at the top of the kernel and pinned after the wait for the gemm
+      // (with its accumulator): the instructions read them after they issue, so nvcc must not
+      // give their registers to anything else before that wait (statements between the
+      // issue and a deferred wait reused them: a wrong result, bench/NOTES.md session 39).
       const std::int64_t KS = K / kstep;
       const Buffer packed = make_buffer("a_packed", Scope::Local, ScalarType::U32, {AM * KS * 4});
-      body.insert(body.begin(), decl_buffer(packed));
+      top_decls_.push_back(decl_buffer(packed));
+      packed_of_[n->c.buffer.get()] = packed;
+      a_packed_ = packed;
       auto packed_at = [KS](const Expr &m, const Expr &k, const Expr &i) {
         return add(mul(add(mul(m, i32(KS)), k), i32(4)), i);
       };
@@ -510,7 +517,7 @@ protected:
                         for_loop(r, i32(0), i32(4), ForKind::Slots, store(packed, {packed_at(m, kp, r)}, pair)));
       };
       Var pm = make_var("pm", ScalarType::I32);
-      body.insert(body.begin() + 1, AM > 1 ? for_loop(pm, i32(0), i32(AM), ForKind::Slots, pack(pm)) : pack(i32(0)));
+      body.insert(body.begin(), AM > 1 ? for_loop(pm, i32(0), i32(AM), ForKind::Slots, pack(pm)) : pack(i32(0)));
       instruction_of = [&, packed, packed_at](const Expr &row) -> Stmt {
         std::vector<Expr> a_regs;
         for (int i = 0; i < 4; ++i)
@@ -535,9 +542,11 @@ protected:
         AM > 1 ? for_loop(am, i32(0), i32(AM), ForKind::Slots, instruction_of(am)) : instruction_of(i32(0));
     body.push_back(for_loop(ks, i32(0), i32(K / kstep), ForKind::Slots, instruction));
     body.push_back(std::make_shared<WarpgroupSyncNode>(WarpgroupSyncKind::Commit, 0));
-    // The accumulator (a's packed registers are a buffer of this block, which nothing
-    // after it writes).
+    // The accumulator, and a's packed registers.
     gemm_registers_ = {n->c.buffer};
+    if (a_packed_)
+      gemm_registers_.push_back(a_packed_);
+    a_packed_ = nullptr;
     if (!defer_wait_ && !n->deferred_wait) // else mutate_Seq or warp-specialize placed it
       body.push_back(std::make_shared<WarpgroupSyncNode>(WarpgroupSyncKind::Wait, 0, gemm_registers_));
     uses_warpgroup = true;
@@ -546,11 +555,32 @@ protected:
     return s;
   }
 
+  // A wait that warp-specialize placed pins the packed registers of the gemms it waits for.
+  Stmt mutate_WarpgroupSync(const Stmt &self, const WarpgroupSyncNode *n) override {
+    if (n->sync_kind != WarpgroupSyncKind::Wait)
+      return self;
+    std::vector<Buffer> regs = n->registers;
+    for (const Buffer &b : n->registers)
+      if (auto p = packed_of_.find(b.get());
+          p != packed_of_.end() && std::find(regs.begin(), regs.end(), p->second) == regs.end())
+        regs.push_back(p->second);
+    if (regs.size() == n->registers.size())
+      return self;
+    auto w = std::make_shared<WarpgroupSyncNode>(n->sync_kind, n->pending, regs);
+    w->loc = n->loc;
+    return w;
+  }
+
 public:
   bool uses_warpgroup = false; // a gemm became wgmma: barriers need proxy fences
+  std::vector<Stmt> top_decls_; // the packed registers of gemms' a
 
 private:
   bool defer_wait_ = false;             // lowering a wgmma gemm whose wait mutate_Seq places
+  Buffer a_packed_;                     // a's packed registers of the gemm being lowered
+  /// The packed registers of the last wgmma gemm lowered into each accumulator (warp-
+  /// specialize's waits name the accumulator), and their declarations.
+  std::map<const BufferNode *, Buffer> packed_of_;
   std::vector<Buffer> gemm_registers_;  // the registers of the wgmma gemm lowered last
   const SeqNode *loop_body_ = nullptr;  // the body of the innermost loop being lowered
   std::vector<Buffer> drain_registers_; // of that loop's gemms that may outlive their iteration
@@ -585,6 +615,11 @@ Kernel lower_mma(const Kernel &kernel, const Target &target) {
   Kernel k = kernel;
   Lowerer l(k, target);
   k.body = l.mutate(kernel.body);
+  if (!l.top_decls_.empty()) {
+    std::vector<Stmt> body = l.top_decls_;
+    body.push_back(k.body);
+    k.body = seq(body);
+  }
   if (l.uses_warpgroup)
     k.body = FenceBarriers().mutate(k.body);
   return k;
