@@ -104,14 +104,20 @@ namespace T = tile;
 // AIR-NEXT: wgmma_m64n128k16.bf16(acc[{{.*}}] += a_packed[{{.*}}] * desc(Vs + {{.*}}, mn-major, swizzle 128, lbo 8192, sbo 1024), accumulate 1)
 // AIR: wgmma_commit()
 // AIR-NEXT: }
-// AIR-NEXT: wgmma_wait(0; acc)
-// The codegen pins the waited-for registers after the wait (later accesses stay after it).
+// AIR-NEXT: wgmma_wait(0; acc, a_packed)
+// The codegen pins the waited-for registers after the wait (later accesses stay after it):
+// the accumulator, and a's packed registers, which the instructions read after they issue.
 // RUN: %tile-cxx -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-gemm=wgmma \
 // RUN:   -fplugin-arg-tile-print-after=codegen %s 2>&1 | FileCheck %s --check-prefix=PIN
 // PIN-LABEL: // attention_step (
 // PIN: tile_cuda::wgmma_wait<0>();
 // PIN-NEXT: #pragma unroll
 // PIN-NEXT: for (int r = 0; r < 32; ++r) tile_cuda::pin_register(s[r]);
+// PIN: tile_cuda::wgmma_wait<0>();
+// PIN-NEXT: #pragma unroll
+// PIN-NEXT: tile_cuda::pin_register(acc[
+// PIN-NEXT: #pragma unroll
+// PIN-NEXT: tile_cuda::pin_register(a_packed[
 // PTX: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{{.*}}}, {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, %rd{{[0-9]+}}, p, 1, 1, 1;
 [[tile::kernel]] void attention_step(T::tensor<const T::bf16, 2> Q, T::tensor<const T::bf16, 2> K,
                                      T::tensor<const T::bf16, 2> V, T::tensor<float, 2> O) {
