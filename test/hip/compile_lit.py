@@ -37,6 +37,9 @@ EXPECTED = {
     'targets/cuda/wgmma-forms.cpp': LDS,             # MLA's 64 x 512 latent tile
     'targets/cuda/pair-blocks.cpp': LDS,             # 6 stages of 32 KiB
     'targets/cuda/producer-indexed.cpp': LDS,        # 128 x 64 and 64 x 128 tiles in 3 stages
+    'targets/cuda/producer-views.cpp': LDS,          # 128 x 64 and 64 x 128 tiles in 3 stages
+    'exec/guarded-loop.cpp': LDS,                    # 128 x 64 and 64 x 128 tiles in 3 and 4 stages
+    'exec/ws-views.cpp': LDS,                        # 128 x 64 and 64 x 128 tiles in 3 stages
 }
 
 
