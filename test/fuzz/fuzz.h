@@ -455,6 +455,22 @@ template <class E, int R> std::vector<long double> fill_input(Tensor<E, R> &t, R
 
 /// Fills a rank-1 int tensor with an order of its indices: 0 first, the others shuffled
 /// (an index list of k tiles); returns the values.
+/// A selection of k tiles (a block-sparse loop's mask): 1 for tile 0 (the loop runs at
+/// least once), then 0 or 1 each; in runs of one value where `runs` (longer than the
+/// producer's batch of tests).
+template <class E> std::vector<long double> fill_select(Tensor<E, 1> &t, Rng &rng, bool runs) {
+  const std::int64_t n = t.numel();
+  std::vector<long double> v(static_cast<std::size_t>(n));
+  long long on = 1;
+  for (std::int64_t i = 0; i < n; ++i) {
+    if (i > 0 && (!runs || rng.integer(0, 9) == 0))
+      on = rng.integer(0, 1);
+    t[i] = E(on);
+    v[std::size_t(i)] = (long double)on;
+  }
+  return v;
+}
+
 template <class E> std::vector<long double> fill_order(Tensor<E, 1> &t, Rng &rng) {
   const std::int64_t n = t.numel();
   std::vector<long long> order(static_cast<std::size_t>(n));

@@ -161,6 +161,9 @@ class Tensor:
         self.view = None
         # An order of k tiles (k_loop): n entries, 0 first, the others shuffled.
         self.order = None
+        # A selection of k tiles (k_loop, with `order` its count): 1 for tile 0, then 0 or 1
+        # ('runs': in runs of one value).
+        self.select = None
 
 
 class Ctx:
@@ -1589,6 +1592,14 @@ class Gen:
             order = Tensor('KOrder', 'i32', ('T',), 'in', 0)
             order.offset, order.order = self.r2.choice([0, 3]), iters
             self.tensors.append(order)
+        # Sometimes the loop's body runs only for the k tiles a read-only tensor selects (tile 0
+        # always), TileLang's block-sparse form: `if (KSel(k) != 0) { ... }` is the whole body.
+        select = None
+        if iters - k0 >= 1 and self.r2.random() < 0.3:
+            select = Tensor('KSel', 'i32', ('T',), 'in', 0)
+            select.offset, select.order = self.r2.choice([0, 3]), iters
+            select.select = self.r2.choice(['random', 'runs'])
+            self.tensors.append(select)
         if order is not None:
             self.emit(ctx, self.loop_header_serial('kk', 'T::ceildiv(K, BK)', k0) + ' {',
                       'for (int kk = %d; kk < %d; ++kk) {' % (k0, iters))
@@ -1596,7 +1607,11 @@ class Gen:
         else:
             self.emit(ctx, self.loop_header_serial('k', 'T::ceildiv(K, BK)', k0) + ' {',
                       'for (int k = %d; k < %d; ++k) {' % (k0, iters))
+        if select is not None:
+            self.emit(ctx.indent + 1, 'if (KSel(k) != 0) {', 'if (KSel_v[std::size_t(k)] != 0) {')
         body_ops(ctx.inner(origin={'k': 'k * BK'}, loop_var=('k', iters)), False)
+        if select is not None:
+            self.emit(ctx.indent + 1, '}', '}')
         self.emit(ctx, '}', '}')
         self.freeze(False)
         for b in self.bufs[before:]:
@@ -1984,7 +1999,10 @@ class Gen:
                                                         t.view[1]))
             else:
                 w('  %s %s(%s, %d, %s, %d);' % (st, t.name, dims, t.layout, fill, t.offset))
-            if t.order:
+            if t.select:
+                w('  auto %s_v = fz::fill_select(%s, rng, %s);' % (t.name, t.name,
+                                                               'true' if t.select == 'runs' else 'false'))
+            elif t.order:
                 w('  auto %s_v = fz::fill_order(%s, rng);' % (t.name, t.name))
             elif t.role == 'in':
                 w('  auto %s_v = fz::fill_input(%s, rng, %r, %r);' % (t.name, t.name, t.lo, t.hi))
