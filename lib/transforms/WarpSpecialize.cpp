@@ -1023,8 +1023,17 @@ private:
     f->loc = loop->loc;
     at = lifted.size();
     lifted.push_back(f);
-    if (l + 1 < inner.size())
-      guarded(std::vector<Stmt>(inner.begin() + long(l) + 1, inner.end()));
+    // (Each statement after the loop under its own `if`, where none declares anything: an
+    // epilogue's copy alone there may be stored by bulk stores.)
+    const std::vector<Stmt> after(inner.begin() + long(l) + 1, inner.end());
+    const bool declares = std::any_of(after.begin(), after.end(), [](const Stmt &x) {
+      return x->as<DeclareNode>() != nullptr || x->as<DeclBufferNode>() != nullptr;
+    });
+    if (declares)
+      guarded(after);
+    else
+      for (const Stmt &x : after)
+        guarded({x});
     lifted.insert(lifted.end(), top.begin() + long(i) + 1, top.end());
     return true;
   }

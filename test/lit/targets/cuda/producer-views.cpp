@@ -9,10 +9,10 @@
 // RUN: rm -rf %t && mkdir %t
 // RUN: %tile-cxx -fplugin-arg-tile-multicast=on -fsyntax-only -fplugin-arg-tile-targets=cuda:sm_90a \
 // RUN:   -fplugin-arg-tile-remarks %s 2>&1 | FileCheck %s --check-prefix=REMARKS
-// REMARKS-DAG: producer-views.cpp:[[# @LINE + 44]]:5: remark: [cuda:sm_90a] pipelined loop: 3 stages, the copies into 'As', 'Bs' are bulk tensor copies
-// REMARKS-DAG: producer-views.cpp:[[# @LINE + 43]]:5: remark: [cuda:sm_90a] tiles not shared with the neighbouring block (multicast): a copy reads a view of rows, whose tiles each block's consumers complete
-// REMARKS-DAG: producer-views.cpp:[[# @LINE + 60]]:3: remark: [cuda:sm_90a] pipelined loop not warp-specialized: the copy into 'As' is from 'Av', a view of a view
-// REMARKS-DAG: producer-views.cpp:[[# @LINE + 77]]:5: remark: [cuda:sm_90a] pipelined loop not warp-specialized: it is inside an `if` whose condition reads 'n', which the kernel assigns
+// REMARKS-DAG: producer-views.cpp:[[# @LINE + 45]]:5: remark: [cuda:sm_90a] pipelined loop: 3 stages, the copies into 'As', 'Bs' are bulk tensor copies
+// REMARKS-DAG: producer-views.cpp:[[# @LINE + 44]]:5: remark: [cuda:sm_90a] tiles not shared with the neighbouring block (multicast): a copy reads a view of rows, whose tiles each block's consumers complete
+// REMARKS-DAG: producer-views.cpp:[[# @LINE + 61]]:3: remark: [cuda:sm_90a] pipelined loop not warp-specialized: the copy into 'As' is from 'Av', a view of a view
+// REMARKS-DAG: producer-views.cpp:[[# @LINE + 78]]:5: remark: [cuda:sm_90a] pipelined loop not warp-specialized: it is inside an `if` whose condition reads 'n', which the kernel assigns
 // RUN: %tile-cxx -fplugin-arg-tile-pair-blocks=off -fplugin-arg-tile-bulk-store=off -fsyntax-only \
 // RUN:   -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-print-after=warp-specialize %s 2>&1 | FileCheck %s
 // CHECK-LABEL: kernel grouped(
@@ -33,7 +33,8 @@
 // CHECK-NEXT: barrier()
 // CHECK: if (i64(by * 128) < A_count) {
 // CHECK-NEXT: copy(acc, Ce[
-// REMARKS-DAG: producer-views.cpp:[[# @LINE + 78]]:5: remark: [cuda:sm_90a] pipelined loop not warp-specialized: it is inside an `if` that declares 'shift' before it from memory or from a variable the kernel assigns (declare it before the `if`)
+// REMARKS-DAG: producer-views.cpp:[[# @LINE + 79]]:5: remark: [cuda:sm_90a] pipelined loop not warp-specialized: it is inside an `if` that declares 'shift' before it from memory or from a variable the kernel assigns (declare it before the `if`)
+// REMARKS-DAG: producer-views.cpp:[[# @LINE + 108]]:5: remark: [cuda:sm_90a] copy into 'Cg' by bulk tensor stores (TMA, 2 boxes of 64x64) from shared 'Cg_tile'
 // REQUIRES: nvcc
 // RUN: %tile-cxx -c -fplugin-arg-tile-targets=cuda:sm_90a -fplugin-arg-tile-cache=%t/cache \
 // RUN:   -fplugin-arg-tile-emit-source=%t %s -o %t/a.o
@@ -119,5 +120,28 @@ namespace T = tile;
     for (auto [i, j] : T::parallel(64, 128))
       acc(i, j) = acc(i, j) + float(shift);
     T::copy(acc, C.at(by * 64, bx * 128));
+  }
+}
+
+// Statements after the loop in the `if`, each under the condition of its own: the epilogue's
+// copy into a view is a bulk store where its tile lies in the view.
+[[tile::kernel]] void epilogue_after(T::tensor<const T::bf16, 2> A, T::tensor<const T::bf16, 2> B,
+                                     T::tensor<const int, 1> Offsets, T::tensor<T::bf16, 2> C) {
+  auto [bx, by, g] = T::grid(T::ceildiv(B.size(1), 128), 8, Offsets.size(0) - 1);
+  auto Ag = A.rows(Offsets(g), Offsets(g + 1));
+  auto Cg = C.rows(Offsets(g), Offsets(g + 1));
+  T::shared<T::bf16, 64, 64> As;
+  T::shared<T::bf16, 64, 128> Bs;
+  T::fragment<float, 64, 128> acc;
+  if (by * 64 < Ag.size(0)) {
+    T::clear(acc);
+    for (int k : T::pipelined(T::ceildiv(A.size(1), 64), T::stages(3))) {
+      T::copy(Ag.at(by * 64, k * 64), As);
+      T::copy(B.at(k * 64, bx * 128), Bs);
+      T::gemm(As, Bs, acc);
+    }
+    for (auto [i, j] : T::parallel(64, 128))
+      acc(i, j) = T::max(acc(i, j), 0.0f);
+    T::copy(acc, Cg.at(by * 64, bx * 128));
   }
 }
