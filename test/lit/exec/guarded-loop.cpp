@@ -86,23 +86,6 @@ template <bool Persistent = false>
   T::copy(acc, O.at(bx * 128, 0));
 }
 
-/// Which entry the last launch ran: on an sm_90 GPU the one with tensor maps where the
-/// tensors allow them (`maps`), else the fallback; elsewhere (or with gemm=mma) none.
-void check_entry(const char *name, bool maps) {
-  const tile::device d = tile::current_device();
-#ifdef TILE_GPU_TEST_GEMM_MMA
-  const bool specialized = false;
-#else
-  const bool specialized = d.backend == tile::backend::cuda && d.architecture() == "sm_90";
-#endif
-  const int want = specialized ? (maps ? 1 : 0) : -1;
-  const int got = tile::rt::last_tensor_map_launch();
-  if (got != want) {
-    std::printf("FAIL %s: entry %d, expected %d (1: tensor maps, 0: fallback, -1: none)\n", name, got, want);
-    check::failures++;
-  }
-}
-
 enum class Pick { none, all, one, alternate, random, runs };
 
 /// The selection of `cols` k blocks for each of `rows` row blocks.
@@ -149,7 +132,7 @@ void run_gemm(const char *name, int M, int N, int K, Pick pick, Kernel kernel, i
   auto Sel = check::upload(sel, {RB, KB});
   auto C = check::upload(check::poisoned<float>(std::size_t(M) * N), {M, N});
   kernel(A, B, Sel, C);
-  check_entry(name, pad == 0);
+  check::entry(name, pad == 0);
   check::close(name, ref, C.to_vector(), 1e-5);
 }
 
@@ -179,7 +162,7 @@ template <bool Persistent = false> void run_two_gemms(const char *name, int M, i
   auto Sel = check::upload(sel, {QB, KB});
   auto O = check::upload(check::poisoned<float>(std::size_t(M) * 64), {M, 64});
   sel_two_gemms<Persistent>(Q, K, V, Sel, O);
-  check_entry(name, true);
+  check::entry(name, true);
   check::close(name, ref, O.to_vector(), 1e-2);
 }
 

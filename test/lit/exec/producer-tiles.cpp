@@ -98,21 +98,6 @@ template <bool Hoisted>
   T::copy(acc, O.at(bx * 64, 0));
 }
 
-void check_entry(const char *name, bool maps) {
-  const tile::device d = tile::current_device();
-#ifdef TILE_GPU_TEST_GEMM_MMA
-  const bool specialized = false;
-#else
-  const bool specialized = d.backend == tile::backend::cuda && d.architecture() == "sm_90";
-#endif
-  const int want = specialized ? (maps ? 1 : 0) : -1;
-  const int got = tile::rt::last_tensor_map_launch();
-  if (got != want) {
-    std::printf("FAIL %s: entry %d, expected %d (1: tensor maps, 0: fallback, -1: none)\n", name, got, want);
-    check::failures++;
-  }
-}
-
 /// biased<Hoisted> on M queries, N keys and `blocks` key blocks, bias rows of `stride`
 /// floats (row 1 used: a stride of N + 1 is not a multiple of 16 bytes where N is a multiple
 /// of 4, so no tensor map takes it).
@@ -135,7 +120,7 @@ template <bool Hoisted> void run_biased(const char *name, int M, int N, int bloc
   T::tensor<const float, 2> B(Bd.data(), {2, N}, {stride, 1});
   auto O = check::upload(check::poisoned<float>(std::size_t(M) * 64), {M, 64});
   biased<Hoisted>(Qd, Kd, Vd, B, Wd, O, 1, blocks);
-  check_entry(name, stride % 4 == 0);
+  check::entry(name, stride % 4 == 0);
   check::close(name, ref, O.to_vector(), 2e-2);
 }
 
@@ -161,7 +146,7 @@ void run_small_vectors(const char *name, int M, int N, int blocks, int gn, int s
   T::tensor<const float, 1> G(Gd.data() + shift, {gn}, {1});
   auto O = check::upload(check::poisoned<float>(std::size_t(M) * 64), {M, 64});
   small_vectors(Qd, Kd, G, Cd, O, blocks);
-  check_entry(name, shift % 4 == 0);
+  check::entry(name, shift % 4 == 0);
   check::close(name, ref, O.to_vector(), 2e-2);
 }
 
@@ -275,7 +260,7 @@ template <bool causal> void run_bwd(const char *name, int B, int H, int S, int p
   auto dQd = check::upload(std::vector<float>(n, 0.0f), {B, H, S, D});
   auto dKd = check::upload(check::poisoned<bf16>(n), {B, H, S, D}), dVd = check::upload(check::poisoned<bf16>(n), {B, H, S, D});
   bwd<D, causal>(Qd, Kd, Vd, dOd, lse_t, delta_t, dQd, dKd, dVd, float(scale));
-  check_entry(name, pad == 0);
+  check::entry(name, pad == 0);
   const std::string base = name;
   check::close(base + "_dq", dq, dQd.to_vector(), 2e-2);
   check::close(base + "_dk", dk, dKd.to_vector(), 2e-2);

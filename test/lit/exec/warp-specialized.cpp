@@ -82,25 +82,6 @@ template <class In>
   T::copy(acc, C.at(by * 128, bx * 128));
 }
 
-/// Which entry the last launch ran (tile::rt::last_tensor_map_launch): on an sm_90 GPU the
-/// one with tensor maps where the tensors allow them (`maps`), else the fallback; on other
-/// devices, or built with gemm=mma (test/gpu's NAME-mma programs: no wgmma, no producer),
-/// the kernel has no tensor maps.
-void check_entry(const char *name, bool maps) {
-  const tile::device d = tile::current_device();
-#ifdef TILE_GPU_TEST_GEMM_MMA
-  const bool specialized = false;
-#else
-  const bool specialized = d.backend == tile::backend::cuda && d.architecture() == "sm_90";
-#endif
-  const int want = specialized ? (maps ? 1 : 0) : -1;
-  const int got = tile::rt::last_tensor_map_launch();
-  if (got != want) {
-    std::printf("FAIL %s: entry %d, expected %d (1: tensor maps, 0: fallback, -1: none)\n", name, got, want);
-    check::failures++;
-  }
-}
-
 /// Attention's shape of loop: O = the sum over `blocks` key blocks kb of 0.25 Q K_kb^T V_kb,
 /// the sum halved before each block's term is added. Warp-specialized with 3 stages or
 /// more (and overlap-gemms=on), the second gemm of each block runs on into the next block's iteration, while
@@ -173,7 +154,7 @@ void run_two_gemms(const char *name, int M, int N, int blocks, int pad = 0) {
   T::tensor<const bf16, 2> Kt(Kd.data(), {N, 64}, {64 + pad, 1});
   auto O = check::upload(check::poisoned<float>(std::size_t(M) * 64), {M, 64});
   ws_two_gemms<S, same, persistent>(Qd, Kt, Vd, O, blocks);
-  check_entry(name, pad == 0);
+  check::entry(name, pad == 0);
   check::close(name, ref, O.to_vector(), 1e-2);
 }
 
@@ -201,7 +182,7 @@ void run(const char *name, int M, int N, int K, Kernel kernel, int pad = 0, int 
   T::tensor<const In, 2> B(Bd.data() + shift, {K, N}, {N + pad, 1});
   auto C = check::upload(check::poisoned<float>(std::size_t(M) * N), {M, N});
   kernel(A, B, C);
-  check_entry(name, pad == 0 && shift == 0);
+  check::entry(name, pad == 0 && shift == 0);
   check::close(name, ref, C.to_vector(), 1e-5);
 }
 

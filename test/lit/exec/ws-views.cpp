@@ -60,21 +60,6 @@ template <int S>
   T::copy(acc, dW.at(e, T::slice(bm * 64), T::slice(bn * 128)));
 }
 
-void check_entry(const char *name) {
-  const tile::device d = tile::current_device();
-#ifdef TILE_GPU_TEST_GEMM_MMA
-  const bool specialized = false;
-#else
-  const bool specialized = d.backend == tile::backend::cuda && d.architecture() == "sm_90";
-#endif
-  const int want = specialized ? 1 : -1;
-  const int got = tile::rt::last_tensor_map_launch();
-  if (got != want) {
-    std::printf("FAIL %s: entry %d, expected %d (1: tensor maps, 0: fallback, -1: none)\n", name, got, want);
-    check::failures++;
-  }
-}
-
 const std::vector<int> counts = {129, 0, 300, 1, 63, 64, 0, 200};
 
 std::vector<int> offsets_of(const std::vector<int> &n) {
@@ -104,7 +89,7 @@ template <int BM, int S> void run_grouped(const char *name, int K, int N) {
   auto Off = check::upload(off, {E + 1});
   auto C = check::upload(check::poisoned<float>(std::size_t(tokens) * N), {tokens, N});
   grouped<BM, S>(A, W, Off, C, most);
-  check_entry(name);
+  check::entry(name, true);
   check::close(name, ref, C.to_vector(), 1e-5);
 }
 
@@ -130,7 +115,7 @@ template <int S> void run_weight_gradient(const char *name, int M, int N) {
   auto Off = check::upload(off, {E + 1});
   auto dW = check::upload(check::poisoned<float>(std::size_t(E) * M * N), {E, M, N});
   weight_gradient<S>(A, G, Off, dW);
-  check_entry(name);
+  check::entry(name, true);
   check::close(name, ref, dW.to_vector(), 1e-5);
 }
 

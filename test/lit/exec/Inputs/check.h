@@ -168,4 +168,23 @@ inline bool throws(const std::string &name, const std::function<void()> &f, std:
   return report(name, false, "no tile::error was thrown");
 }
 
+/// Checks which entry the last launch ran (tile::rt::last_tensor_map_launch): on an sm_90
+/// GPU the warp-specialized one with tensor maps where the tensors allow them (`maps`), else
+/// the fallback; on other devices, or in a build with gemm=mma (test/gpu's NAME-mma programs,
+/// TILE_GPU_TEST_GEMM_MMA: no wgmma, no producer), the kernel has no tensor maps.
+inline void entry(const char *name, bool maps) {
+  const tile::device d = tile::current_device();
+#ifdef TILE_GPU_TEST_GEMM_MMA
+  const bool specialized = false;
+#else
+  const bool specialized = d.backend == tile::backend::cuda && d.architecture() == "sm_90";
+#endif
+  const int want = specialized ? (maps ? 1 : 0) : -1;
+  const int got = tile::rt::last_tensor_map_launch();
+  if (got != want) {
+    std::printf("FAIL %s: entry %d, expected %d (1: tensor maps, 0: fallback, -1: none)\n", name, got, want);
+    failures++;
+  }
+}
+
 } // namespace check
